@@ -1,0 +1,87 @@
+#pragma once
+// The environment seam: everything the protocol core needs from the world, and nothing more.
+//
+// The core never reads a clock, opens a socket or sleeps. It is driven by callbacks from an
+// Environment, in the style of LevelDB's Env and OpenDHT's periodic(now) + injected socket. Two
+// bindings implement it: the simulator (sim/), where time is virtual and the network is a model,
+// and the live mode (exec/), where time is the monotonic clock and messages travel over TCP.
+//
+// Why it looks the way it does:
+// - One Environment per peer. A peer only ever sees its own view: its id, its clock, its compute.
+//   The simulator hosts thousands of peers in one process, each with its own Environment.
+// - Single-threaded callbacks. Every callback into the core (timer, message, compute done, link
+//   failure) runs on one logical thread per peer. The simulator gets this for free; the live mode
+//   posts work from its I/O and compute threads onto one event loop. The core therefore needs no
+//   locks, and a simulated run is deterministic.
+// - Messages are bytes plus an optional virtual payload. The header and all small content are
+//   really encoded (core/wire.h), so the simulator charges exactly what the live mode would put on
+//   the wire and the same decoder is exercised everywhere. Bulk tensor payloads may be virtual in
+//   the simulator (size only, for fast sweeps); the live mode always carries real bytes.
+// - Messages between a pair of peers are delivered in order (one stream per ordered pair, as with
+//   TCP). Protocols rely on this to stream a span in parts.
+// - Failures surface as on_link_failure(peer): the connection to that peer broke (the process died,
+//   the link went down). Timeouts are the core's business, built from timers.
+// - Compute is asynchronous: "process N samples" completes later, after the time this peer's speed
+//   implies (simulator) or after real training (live mode).
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "core/message.h"
+#include "core/rng.h"
+
+namespace swarmlab::core {
+
+// Seconds since the start of the run (simulator) or of the process (live mode).
+using Seconds = double;
+
+// Index of a peer within a collaboration. Stable for the lifetime of the run.
+using PeerId = std::uint32_t;
+
+// Handle of a pending timer or compute job; 0 is never a valid handle.
+using TimerHandle = std::uint64_t;
+
+// What a peer's protocol logic receives from the world.
+class MessageSink {
+ public:
+  virtual ~MessageSink() = default;
+  // A message from `from`, delivered whole and in order with respect to earlier messages from it.
+  virtual void on_message(PeerId from, Message message) = 0;
+  // The connection to `peer` broke; messages queued to it are lost. Not called for timeouts.
+  virtual void on_link_failure(PeerId peer) = 0;
+};
+
+class Environment {
+ public:
+  virtual ~Environment() = default;
+
+  virtual PeerId self() const = 0;
+  virtual Seconds now() const = 0;
+
+  // Runs `fn` after `delay` seconds (>= 0). Timers due at the same instant run in the order they
+  // were scheduled.
+  virtual TimerHandle schedule(Seconds delay, std::function<void()> fn) = 0;
+  // Cancels a pending timer or compute job. Cancelling a fired or unknown handle does nothing.
+  virtual void cancel(TimerHandle handle) = 0;
+
+  // Queues `message` to `to`. Delivery happens later through `to`'s MessageSink::on_message.
+  virtual void send(PeerId to, Message message) = 0;
+  // Where this peer's incoming messages and link failures go. Set before the first send.
+  virtual void set_sink(MessageSink* sink) = 0;
+
+  // Processes `samples` training samples and calls `done` when finished. Returns a handle that
+  // cancel() accepts. The duration is samples / this peer's compute speed in the simulator.
+  virtual TimerHandle compute(std::uint64_t samples, std::function<void()> done) = 0;
+
+  // This peer's deterministic random stream (seeded from the run seed and the peer id).
+  virtual Rng& rng() = 0;
+
+  // Records a span of activity on this peer's timeline (for Chrome trace output). Optional for
+  // bindings: the default drops it.
+  virtual void trace(std::string_view category, std::string_view name, Seconds start,
+                     Seconds end) {
+    (void)category, (void)name, (void)start, (void)end;
+  }
+};
+
+}  // namespace swarmlab::core

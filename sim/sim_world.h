@@ -1,0 +1,59 @@
+#pragma once
+// Hosts many simulated peers in one process: one core::Environment per peer, bound to the event
+// engine and a network backend. Peers can be brought down and up (churn); a down peer's timers,
+// compute jobs and deliveries are voided, as if its process had died.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/env.h"
+#include "sim/chrome_trace.h"
+#include "sim/engine.h"
+#include "sim/network.h"
+
+namespace swarmlab::sim {
+
+struct SimPeerSpec {
+  std::string name;
+  double compute_sps = 0;  // samples/s; 0 = cannot compute
+};
+
+class SimWorld {
+ public:
+  SimWorld(Engine& engine, Network& network, std::vector<SimPeerSpec> peers, std::uint64_t seed);
+  ~SimWorld();
+  SimWorld(const SimWorld&) = delete;
+  SimWorld& operator=(const SimWorld&) = delete;
+
+  std::size_t size() const { return peers_.size(); }
+  core::Environment& env(core::PeerId peer);
+  Engine& engine() { return engine_; }
+  Network& network() { return network_; }
+
+  bool is_up(core::PeerId peer) const;
+  // Takes a peer down: the network aborts its transfers, peers with transfers to or from it get
+  // on_link_failure, and its pending timers and compute jobs never fire.
+  void set_down(core::PeerId peer);
+  void set_up(core::PeerId peer);
+
+  // Optional timeline output; spans are recorded only when set.
+  void set_trace(ChromeTrace* trace);
+  ChromeTrace* trace() { return trace_; }
+
+  std::uint64_t messages_delivered() const { return messages_delivered_; }
+  std::uint64_t bytes_sent(core::PeerId peer) const;
+
+ private:
+  class PeerEnvironment;
+  void deliver(core::PeerId from, core::PeerId to, std::uint64_t to_epoch, core::Message message);
+  void link_failed(core::PeerId at, std::uint64_t at_epoch, core::PeerId other);
+
+  Engine& engine_;
+  Network& network_;
+  std::vector<std::unique_ptr<PeerEnvironment>> peers_;
+  ChromeTrace* trace_ = nullptr;
+  std::uint64_t messages_delivered_ = 0;
+};
+
+}  // namespace swarmlab::sim
