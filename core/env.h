@@ -21,6 +21,8 @@
 //   TCP). Protocols rely on this to stream a span in parts.
 // - Failures surface as on_link_failure(peer): the connection to that peer broke (the process died,
 //   the link went down). Timeouts are the core's business, built from timers.
+// - Pacing is a transport feature (a per-connection rate limit), so it is part of the seam: the
+//   planner's send rates are imposed the same way over the fluid model, ns-3 and real sockets.
 // - Compute is asynchronous: "process N samples" completes later, after the time this peer's speed
 //   implies (simulator) or after real training (live mode).
 #include <cstdint>
@@ -66,6 +68,9 @@ class Environment {
 
   // Queues `message` to `to`. Delivery happens later through `to`'s MessageSink::on_message.
   virtual void send(PeerId to, Message message) = 0;
+  // Limits the rate of this peer's connection to `to` (bits/s; 0 = no limit), as Linux's
+  // SO_MAX_PACING_RATE does. Protocols use it to impose a planned rate split across connections.
+  virtual void set_pacing(PeerId to, double bits_per_s) = 0;
   // Where this peer's incoming messages and link failures go. Set before the first send.
   virtual void set_sink(MessageSink* sink) = 0;
 

@@ -78,6 +78,8 @@ void FlowNetwork::start_head(Index c) {
   f.resources[f.resource_count++] = download_resource(conn.to);
   if (auto it = pair_resource_.find(pair_key(conn.from, conn.to)); it != pair_resource_.end())
     f.resources[f.resource_count++] = it->second;
+  if (auto it = pacing_resource_.find(pair_key(conn.from, conn.to)); it != pacing_resource_.end())
+    f.resources[f.resource_count++] = it->second;
   conn.flow = id;
   conn.head_started = engine_.now();
   ++active_flows_;
@@ -320,15 +322,21 @@ void FlowNetwork::set_capacity(PeerId peer, double download_bps, double upload_b
 }
 
 void FlowNetwork::set_pair_cap(PeerId from, PeerId to, double bps) {
+  set_pair_resource(pair_resource_, from, to, bps);
+}
+
+void FlowNetwork::set_pacing(PeerId from, PeerId to, double bps) { set_pair_resource(pacing_resource_, from, to, bps); }
+
+void FlowNetwork::set_pair_resource(std::unordered_map<std::uint64_t, Index>& table, PeerId from, PeerId to, double bps) {
   check_peer(from);
   check_peer(to);
-  check_rate(bps, "pair cap");
+  check_rate(bps, "pair rate limit");
   const std::uint64_t key = pair_key(from, to);
-  auto it = pair_resource_.find(key);
-  if (it == pair_resource_.end()) {
+  auto it = table.find(key);
+  if (it == table.end()) {
     const Index r = static_cast<Index>(resources_.size());
     resources_.emplace_back();
-    it = pair_resource_.emplace(key, r).first;
+    it = table.emplace(key, r).first;
     // A flow already on this pair must start crossing the new resource.
     if (auto c = connection_index_.find(key); c != connection_index_.end() && connections_[c->second].flow != kNone) {
       const Index id = connections_[c->second].flow;
@@ -340,6 +348,7 @@ void FlowNetwork::set_pair_cap(PeerId from, PeerId to, double bps) {
       res.flows.push_back(id);
     }
   }
+  if (resources_[it->second].capacity_bps == bps) return;
   resources_[it->second].capacity_bps = bps;
   mark_dirty(it->second);
 }

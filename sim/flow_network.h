@@ -28,6 +28,7 @@ class FlowNetwork final : public Network {
   void set_peer_up(PeerId peer, bool up) override;
   void set_capacity(PeerId peer, double download_bps, double upload_bps) override;
   void set_pair_cap(PeerId from, PeerId to, double bps) override;
+  void set_pacing(PeerId from, PeerId to, double bps) override;
   std::uint64_t bytes_delivered() const override { return bytes_delivered_; }
 
   // Inspection for tests and benchmarks.
@@ -40,7 +41,7 @@ class FlowNetwork final : public Network {
  private:
   using Index = std::uint32_t;
   static constexpr Index kNone = 0xFFFFFFFFu;
-  static constexpr int kMaxResources = 3;  // upload, download, pair cap
+  static constexpr int kMaxResources = 4;  // upload, download, pair cap, pacing
 
   struct Transfer {
     std::uint64_t bytes;
@@ -95,7 +96,10 @@ class FlowNetwork final : public Network {
   std::vector<bool> up_;
   std::vector<std::uint64_t> up_epoch_;  // bumped when a peer goes down: voids deliveries in flight
   std::vector<Resource> resources_;
+  // Per ordered pair: the scenario's cap (SPEC's t_ij) and the sender's pacing, as resources.
   std::unordered_map<std::uint64_t, Index> pair_resource_;
+  std::unordered_map<std::uint64_t, Index> pacing_resource_;
+  void set_pair_resource(std::unordered_map<std::uint64_t, Index>& table, PeerId from, PeerId to, double bps);
   std::vector<Connection> connections_;
   std::unordered_map<std::uint64_t, Index> connection_index_;
   std::vector<std::vector<Index>> connections_of_peer_;

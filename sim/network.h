@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "core/env.h"
@@ -46,6 +48,13 @@ class Network {
   virtual void set_capacity(PeerId peer, double download_bps, double upload_bps) = 0;
   // Caps the rate from `from` to `to` (regional limits); kUnlimited removes the cap.
   virtual void set_pair_cap(PeerId from, PeerId to, double bps) = 0;
+
+  // Paces the connection from `from` to `to` (a sender-side rate limit; kUnlimited = none).
+  // Independent of pair caps: both apply. Backends that cannot pace say so rather than ignore it.
+  virtual void set_pacing(PeerId from, PeerId to, double bps) {
+    (void)from, (void)to, (void)bps;
+    throw std::logic_error("the " + std::string(name()) + " network backend does not support pacing");
+  }
 
   // Bytes delivered so far, in total and per peer as sender (for traffic accounting).
   virtual std::uint64_t bytes_delivered() const = 0;

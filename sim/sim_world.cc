@@ -44,6 +44,10 @@ class SimWorld::PeerEnvironment final : public core::Environment {
     });
   }
   void set_sink(core::MessageSink* sink) override { sink_ = sink; }
+  void set_pacing(PeerId to, double bits_per_s) override {
+    if (to >= world_.size()) throw std::out_of_range("set_pacing: unknown peer " + std::to_string(to));
+    world_.network_.set_pacing(id_, to, bits_per_s > 0 ? bits_per_s : kUnlimited);
+  }
 
   core::TimerHandle compute(std::uint64_t samples, std::function<void()> done) override {
     if (!(spec_.compute_sps > 0))

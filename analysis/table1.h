@@ -1,0 +1,50 @@
+#pragma once
+// DeDLOC Table 1 (SPEC §2.6): ResNet-50 averaging time per round for AR, PS and the planner on
+// setups A-D, simulated from the shipped scenarios and set beside the paper's figures.
+#include <array>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/averaging_experiment.h"
+
+namespace swarmlab::analysis {
+
+struct Table1Cell {
+  double simulated_s = 0;
+  double paper_s = 0;
+  double relative_error() const { return (simulated_s - paper_s) / paper_s; }
+};
+
+struct Table1Row {
+  std::string setup;                // "A".."D"
+  std::string scenario_path;
+  std::array<Table1Cell, 3> cells;  // AR, PS, Ours
+  std::string ps_peer;              // the peer PS used
+  std::vector<double> ours_fractions;
+};
+
+struct Table1Options {
+  std::string backend = "flow";
+  std::uint32_t rounds = 3;
+  std::string scenario_dir;   // holds A.json .. D.json
+  sim::TransportAssumptions transport;
+  std::function<void(std::size_t done, std::size_t total)> on_cell;
+};
+
+struct Table1Report {
+  std::string backend;
+  std::uint32_t rounds = 0;
+  std::vector<Table1Row> rows;
+  nlohmann::ordered_json assumptions;
+};
+
+// The paper's figures, seconds per averaging round: {AR, PS, Ours} for A, B, C, D.
+const std::array<std::array<double, 3>, 4>& table1_paper();
+
+Table1Report run_table1(const Table1Options& options);
+nlohmann::ordered_json to_json(const Table1Report& report);
+std::string to_text(const Table1Report& report);
+
+}  // namespace swarmlab::analysis

@@ -1,0 +1,50 @@
+#pragma once
+// Hosts a peer's butterfly rounds: decodes averaging messages, routes them to their round, keeps
+// messages that arrive before this peer has started their round (bounded), and drops malformed,
+// late or unknown ones without harm.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+
+#include "core/averaging/butterfly_round.h"
+#include "core/env.h"
+
+namespace swarmlab::core::averaging {
+
+class AveragingService {
+ public:
+  // Messages held for rounds this peer has not started yet; the oldest are dropped beyond this.
+  static constexpr std::size_t kMaxEarlyMessages = 1 << 16;
+
+  explicit AveragingService(Environment& env) : env_(env) {}
+
+  // Starts this peer's side of a round (see ButterflyRound for `values`). `done` runs once.
+  void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done);
+
+  void handle(PeerId from, const Message& message);
+  void on_link_failure(PeerId peer);
+
+  std::uint64_t malformed_messages() const { return malformed_; }
+  std::uint64_t dropped_messages() const { return dropped_; }
+  std::size_t active_rounds() const { return rounds_.size(); }
+
+ private:
+  struct Early {
+    PeerId from;
+    Message message;
+    std::uint64_t round_id;
+  };
+  void route(PeerId from, const Message& message, const DecodedPart& part);
+
+  Environment& env_;
+  std::map<std::uint64_t, std::unique_ptr<ButterflyRound>> rounds_;
+  std::set<std::uint64_t> finished_;
+  std::deque<Early> early_;
+  std::uint64_t malformed_ = 0;
+  std::uint64_t dropped_ = 0;
+};
+
+}  // namespace swarmlab::core::averaging

@@ -1,0 +1,88 @@
+#include "core/averaging/role_assignment.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace swarmlab::core::averaging {
+
+std::string_view name(Strategy s) {
+  switch (s) {
+    case Strategy::AllReduce: return "AR";
+    case Strategy::ParameterServer: return "PS";
+    case Strategy::Planned: return "Ours";
+  }
+  return "?";
+}
+
+RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& input) {
+  const auto& peers = input.peers;
+  const std::size_t n = peers.size();
+  RoleAssignment roles;
+  roles.weights.assign(n, 0.0);
+  roles.fractions.assign(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) roles.weights[i] = peers[i].compute_sps > 0 ? 1.0 : 0.0;
+  if (std::none_of(roles.weights.begin(), roles.weights.end(), [](double w) { return w > 0; }))
+    throw std::invalid_argument("averaging: no peer computes, so there is nothing to average");
+
+  switch (strategy) {
+    case Strategy::AllReduce: {
+      std::size_t reducers = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        if (roles.weights[i] > 0 && !peers[i].client_mode) ++reducers;
+      if (reducers == 0) throw std::invalid_argument("averaging: AR needs a reachable peer that computes");
+      for (std::size_t i = 0; i < n; ++i)
+        if (roles.weights[i] > 0 && !peers[i].client_mode) roles.fractions[i] = 1.0 / static_cast<double>(reducers);
+      break;
+    }
+    case Strategy::ParameterServer: {
+      std::optional<std::size_t> best;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (peers[i].client_mode) continue;
+        const double bw = std::min(peers[i].upload_bps, peers[i].download_bps);
+        if (!best || bw > std::min(peers[*best].upload_bps, peers[*best].download_bps)) best = i;
+      }
+      if (!best) throw std::invalid_argument("averaging: PS needs a reachable peer");
+      roles.server = best;
+      roles.fractions[*best] = 1.0;
+      break;
+    }
+    case Strategy::Planned: {
+      planner::PlannerOptions options;
+      options.roles = planner::Roles::AllComputeCapable;
+      options.objective = planner::Objective::AveragingOnly;
+      roles.plan = planner::solve(input, options);
+      for (std::size_t i = 0; i < n; ++i) roles.fractions[i] = roles.plan->peers[i].fraction;
+      break;
+    }
+  }
+  return roles;
+}
+
+RoundPlan make_round_plan(std::uint64_t round_id, const RoleAssignment& roles, std::uint64_t length,
+                          codec::Codec codec, std::uint64_t part_bytes) {
+  RoundPlan plan;
+  plan.round_id = round_id;
+  plan.codec = codec;
+  plan.part_bytes = part_bytes;
+  std::vector<double> fractions;
+  for (std::size_t i = 0; i < roles.weights.size(); ++i) {
+    if (roles.weights[i] <= 0 && roles.fractions[i] <= 0) continue;
+    plan.members.push_back(static_cast<PeerId>(i));
+    plan.weights.push_back(roles.weights[i]);
+    fractions.push_back(roles.fractions[i]);
+  }
+  plan.span_begin = apportion(length, fractions);
+  if (roles.plan && !roles.plan->send_rate.empty()) {
+    const std::size_t m = plan.members.size();
+    plan.pace_bps.assign(m * m, 0.0);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < m; ++j)
+        if (i != j)
+          plan.pace_bps[i * m + j] = roles.plan->send_rate[plan.members[i]][plan.members[j]] +
+                                     roles.plan->return_rate[plan.members[i]][plan.members[j]];
+  }
+  plan.validate();
+  return plan;
+}
+
+}  // namespace swarmlab::core::averaging

@@ -1,0 +1,40 @@
+#pragma once
+// Turns an averaging strategy into roles for one round: who sends a vector (and with what weight)
+// and what fraction of the vector each peer reduces. Table 1's three strategies:
+// - AllReduce: butterfly all-reduce with equal shares among the peers that compute (the classic
+//   all-reduce among trainers; auxiliary peers sit out).
+// - ParameterServer: one peer reduces everything. The server is the reachable peer with the
+//   largest min(upload, download), the lowest index on ties: the peer a practitioner would pick.
+// - Planned: the LP planner's fractions (core/planner), every compute-capable peer sending.
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/averaging/round_plan.h"
+#include "core/planner/planner.h"
+
+namespace swarmlab::core::averaging {
+
+enum class Strategy { AllReduce, ParameterServer, Planned };
+
+std::string_view name(Strategy s);  // "AR", "PS", "Ours"
+
+struct RoleAssignment {
+  std::vector<double> weights;    // per peer: 1 for peers that compute (send), 0 otherwise
+  std::vector<double> fractions;  // per peer: share of the vector it reduces; sums to 1
+  std::optional<std::size_t> server;   // ParameterServer only
+  std::optional<planner::Plan> plan;   // Planned only
+};
+
+// Throws std::invalid_argument when the strategy cannot run (nobody computes, nobody reachable).
+RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& peers);
+
+// The round plan for peers 0..n-1 of `roles`: members are the peers that send or reduce, in index
+// order; spans follow the fractions (largest remainder).
+RoundPlan make_round_plan(std::uint64_t round_id, const RoleAssignment& roles, std::uint64_t length,
+                          codec::Codec codec, std::uint64_t part_bytes = kDefaultPartBytes);
+
+}  // namespace swarmlab::core::averaging
