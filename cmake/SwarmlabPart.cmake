@@ -1,4 +1,4 @@
-# swarmlab_part(<part> [SEES <part>...] [LINK <target>...])
+# swarmlab_part(<part> [SEES <part>...] [LINK <target>...] [EXCLUDE <subfolder>...])
 #
 # Builds the static library `swarmlab_<part>` from every .cc file under the part's folder and
 # enforces the architecture: the library's include root is a folder in the build tree that holds
@@ -9,8 +9,12 @@
 set(SWARMLAB_CHECK_INCLUDES ${CMAKE_CURRENT_LIST_DIR}/check_includes.cmake)
 
 function(swarmlab_part part)
-  cmake_parse_arguments(P "" "" "SEES;LINK" ${ARGN})
+  cmake_parse_arguments(P "" "" "SEES;LINK;EXCLUDE" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${part}/*.cc)
+  # Subfolders built as libraries of their own (e.g. sim/ns3, compiled as C++17).
+  foreach(sub ${P_EXCLUDE})
+    list(FILTER sources EXCLUDE REGEX "^${CMAKE_SOURCE_DIR}/${part}/${sub}/")
+  endforeach()
   set(lib swarmlab_${part})
   if(sources)
     add_library(${lib} STATIC ${sources})

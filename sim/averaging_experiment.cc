@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "core/averaging/averaging_service.h"
@@ -51,105 +52,321 @@ core::planner::PlannerInput planner_input(const scenarios::Scenario& sc, const T
   return in;
 }
 
-AveragingRunResult run_averaging(const scenarios::Scenario& sc, const AveragingRunConfig& cfg) {
-  if (cfg.rounds == 0) throw std::invalid_argument("rounds must be >= 1");
-  const std::size_t n = sc.peers.size();
-  const double g = cfg.transport.goodput_fraction;
-  Engine engine;
-  std::vector<LinkSpec> links;
-  std::vector<SimPeerSpec> specs;
-  for (const auto& p : sc.peers) {
-    links.push_back({p.download_bps * g, p.upload_bps * g, p.latency_s});
-    specs.push_back({p.name, p.compute_sps});
-  }
-  auto network = make_network(cfg.backend, engine, links);
-  for (const auto& cap : sc.pair_caps) network->set_pair_cap(static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to), cap.bps * g);
-  SimWorld world(engine, *network, specs, sc.seed);
-  world.set_trace(cfg.trace);
+namespace {
 
-  AveragingRunResult result;
-  result.scenario = sc.name;
-  result.strategy = std::string(core::averaging::name(cfg.strategy));
-  result.backend = cfg.backend;
-  result.roles = core::averaging::assign_roles(cfg.strategy, planner_input(sc, cfg.transport));
-  const core::codec::Codec codec = codec_for(sc.workload.wire_precision);
-  const std::uint64_t length = sc.workload.parameters;
-  result.payload_bytes_per_round = core::codec::encoded_size(codec, length);
-
-  std::vector<std::unique_ptr<AveragingService>> services;
-  std::vector<std::unique_ptr<core::ServiceMux>> muxes;
-  for (PeerId i = 0; i < n; ++i) {
-    services.push_back(std::make_unique<AveragingService>(world.env(i)));
-    muxes.push_back(std::make_unique<core::ServiceMux>());
-    AveragingService* svc = services.back().get();
-    muxes.back()->add(
-        core::Service::Averaging, [svc](PeerId from, core::Message m) { svc->handle(from, m); },
-        [svc](PeerId peer) { svc->on_link_failure(peer); });
-    world.env(i).set_sink(muxes.back().get());
-  }
-
-  // Real values, when asked: fresh random vectors every round and the exact weighted average.
-  std::vector<std::vector<float>> values(n);
-  std::vector<double> expected;
-  core::Rng value_rng(sc.seed, 0xA11);
-
-  std::uint32_t round = 0;
-  std::size_t outstanding = 0;
-  RoundRecord record;
-  std::function<void()> start_round = [&] {
-    core::averaging::RoundPlan plan =
-        core::averaging::make_round_plan(round, result.roles, length, codec, sc.averaging.part_bytes);
-    record = RoundRecord{};
-    record.round = round;
-    record.started_s = engine.now();
-    record.participants = plan.size();
-    if (cfg.carry_values) {
-      expected.assign(length, 0.0);
-      double total_weight = 0;
-      for (std::size_t m = 0; m < plan.size(); ++m) {
-        auto& v = values[plan.members[m]];
-        v.resize(length);
-        for (auto& x : v) x = static_cast<float>(value_rng.normal());
-        if (plan.weights[m] > 0) {
-          total_weight += plan.weights[m];
-          for (std::uint64_t i = 0; i < length; ++i) expected[i] += plan.weights[m] * v[i];
-        }
-      }
-      for (auto& e : expected) e /= total_weight;
+// Everything one run needs, so the round logic can be split into small steps.
+class AveragingRun {
+ public:
+  AveragingRun(const scenarios::Scenario& sc, const AveragingRunConfig& cfg) : sc_(sc), cfg_(cfg) {
+    const double g = cfg.transport.goodput_fraction;
+    std::vector<LinkSpec> links;
+    std::vector<SimPeerSpec> specs;
+    for (const auto& p : sc.peers) {
+      links.push_back({p.download_bps * g, p.upload_bps * g, p.latency_s});
+      specs.push_back({p.name, p.compute_sps});
     }
-    outstanding = plan.size();
+    network_ = make_network(cfg.backend, engine_, links);
+    for (const auto& cap : sc.pair_caps)
+      network_->set_pair_cap(static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to), cap.bps * g);
+    world_ = std::make_unique<SimWorld>(engine_, *network_, specs, sc.seed);
+    world_->set_trace(cfg.trace);
+    world_->set_delivery_observer([this](PeerId from, PeerId, const core::Message&) { on_delivered(from); });
+    services_.resize(n());
+    muxes_.resize(n());
+    victims_.assign(n(), Victim{});
+    for (PeerId i = 0; i < n(); ++i) boot(i);
+    codec_ = codec_for(sc.workload.wire_precision);
+    full_input_ = planner_input(sc, cfg.transport);
+  }
+
+  AveragingRunResult run() {
+    result_.scenario = sc_.name;
+    result_.strategy = std::string(core::averaging::name(cfg_.strategy));
+    result_.backend = cfg_.backend;
+    result_.payload_bytes_per_round = core::codec::encoded_size(codec_, sc_.workload.parameters);
+    schedule_scenario_churn();
+    engine_.at(0, [this] { start_round(); });
+    engine_.run();
+    double sum = 0;
+    for (const auto& r : result_.rounds) sum += r.duration_s;
+    result_.mean_round_s = result_.rounds.empty() ? 0 : sum / static_cast<double>(result_.rounds.size());
+    for (PeerId i = 0; i < n(); ++i) result_.bytes_sent.push_back(world_->bytes_sent(i));
+    result_.events = engine_.events_processed();
+    return std::move(result_);
+  }
+
+ private:
+  struct Victim {
+    bool armed = false;
+    std::uint64_t threshold = 0;  // leave after this many delivered messages
+    std::uint64_t delivered = 0;
+    SimWorld::Departure how = SimWorld::Departure::Crash;
+  };
+
+  PeerId n() const { return static_cast<PeerId>(sc_.peers.size()); }
+
+  // A (re)started peer process: fresh protocol state, as after a restart.
+  void boot(PeerId i) {
+    services_[i] = std::make_unique<AveragingService>(world_->env(i));
+    muxes_[i] = std::make_unique<core::ServiceMux>();
+    AveragingService* svc = services_[i].get();
+    muxes_[i]->add(core::Service::Averaging, [svc](PeerId from, core::Message m) { svc->handle(from, m); },
+                   [svc](PeerId peer) { svc->on_link_failure(peer); });
+    world_->env(i).set_sink(muxes_[i].get());
+  }
+
+  void take_down(PeerId i, SimWorld::Departure how) {
+    if (!world_->is_up(i)) return;
+    world_->set_down(i, how);
+    victims_[i].armed = false;
+    if (in_round_[i]) {
+      in_round_[i] = false;
+      ++record_.failures;
+      member_left();
+    }
+  }
+
+  void bring_up(PeerId i) {
+    if (world_->is_up(i)) return;
+    world_->set_up(i);
+    boot(i);
+  }
+
+  // Join/leave times and the churn trace take peers down (as crashes) and up.
+  void schedule_scenario_churn() {
+    for (PeerId i = 0; i < n(); ++i) {
+      const auto& p = sc_.peers[i];
+      if (p.join_s && *p.join_s > 0) {
+        world_->set_down(i, SimWorld::Departure::Silent);
+        engine_.at(*p.join_s, [this, i] { bring_up(i); });
+      }
+      if (p.leave_s) engine_.at(*p.leave_s, [this, i] { take_down(i, SimWorld::Departure::Crash); });
+    }
+    for (const auto& e : sc_.churn.events) {
+      const auto i = static_cast<PeerId>(*sc_.find_peer(e.peer));
+      engine_.at(e.time_s, [this, i, up = e.up] {
+        if (!up)
+          take_down(i, SimWorld::Departure::Crash);
+        else if (sc_.peer_up(i, engine_.now()))  // inside its join/leave window
+          bring_up(i);
+      });
+    }
+  }
+
+  // Roles for the peers that are up, re-solved only when membership changes.
+  const core::averaging::RoleAssignment& roles_for(const std::vector<bool>& live) {
+    if (live == roles_membership_ && roles_) return *roles_;
+    core::planner::PlannerInput in = full_input_;
+    std::vector<std::size_t> index;
+    in.peers.clear();
+    for (PeerId i = 0; i < n(); ++i)
+      if (live[i]) {
+        index.push_back(i);
+        in.peers.push_back(full_input_.peers[i]);
+      }
+    if (!full_input_.pair_caps.empty()) {
+      in.pair_caps.assign(index.size(), std::vector<double>(index.size()));
+      for (std::size_t a = 0; a < index.size(); ++a)
+        for (std::size_t b = 0; b < index.size(); ++b) in.pair_caps[a][b] = full_input_.pair_caps[index[a]][index[b]];
+    }
+    // A scenario's fixed parameter server, when it is up.
+    std::optional<std::size_t> server;
+    if (sc_.averaging.ps_peer)
+      for (std::size_t a = 0; a < index.size(); ++a)
+        if (index[a] == *sc_.averaging.ps_peer) server = a;
+    const core::averaging::RoleAssignment sub = core::averaging::assign_roles(cfg_.strategy, in, server);
+    core::averaging::RoleAssignment full;
+    full.weights.assign(n(), 0.0);
+    full.fractions.assign(n(), 0.0);
+    for (std::size_t a = 0; a < index.size(); ++a) {
+      full.weights[index[a]] = sub.weights[a];
+      full.fractions[index[a]] = sub.fractions[a];
+    }
+    if (sub.server) full.server = index[*sub.server];
+    if (sub.plan) {
+      core::planner::Plan plan = *sub.plan;
+      auto expand = [&](const std::vector<std::vector<double>>& m) {
+        std::vector<std::vector<double>> out(n(), std::vector<double>(n(), 0.0));
+        for (std::size_t a = 0; a < index.size() && !m.empty(); ++a)
+          for (std::size_t b = 0; b < index.size(); ++b) out[index[a]][index[b]] = m[a][b];
+        return out;
+      };
+      plan.send_rate = expand(sub.plan->send_rate);
+      plan.return_rate = expand(sub.plan->return_rate);
+      full.plan = std::move(plan);
+    }
+    roles_membership_ = live;
+    roles_ = std::move(full);
+    if (result_.roles.weights.empty()) result_.roles = *roles_;
+    return *roles_;
+  }
+
+  void start_round() {
+    std::vector<bool> live(n());
+    bool any_sender = false;
+    for (PeerId i = 0; i < n(); ++i) {
+      live[i] = world_->is_up(i);
+      any_sender |= live[i] && sc_.peers[i].compute_sps > 0;
+    }
+    if (!any_sender) {
+      // Nobody can contribute a gradient: wait for the next churn event, if any.
+      if (engine_.pending() > 0) engine_.after(next_wait(), [this] { start_round(); });
+      return;
+    }
+    const std::uint64_t length = sc_.workload.parameters;
+    const core::averaging::RoundPlan plan =
+        core::averaging::make_round_plan(round_, roles_for(live), length, codec_, sc_.averaging.part_bytes);
+    record_ = RoundRecord{};
+    record_.round = round_;
+    record_.started_s = engine_.now();
+    record_.participants = plan.size();
+    fractions_.clear();
+    in_round_.assign(n(), false);
+    prepare_values(plan);
+    arm_failures(plan);
+    outstanding_ = plan.size();
+    for (std::size_t m = 0; m < plan.size(); ++m) in_round_[plan.members[m]] = true;
     for (std::size_t m = 0; m < plan.size(); ++m) {
       const PeerId peer = plan.members[m];
       const bool sends = plan.weights[m] > 0;
       std::span<float> span;
-      if (cfg.carry_values) span = values[peer];
-      services[peer]->start_round(plan, span, cfg.timeouts, [&, peer, sends](const RoundOutcome& out) {
-        record.duration_s = std::max(record.duration_s, out.finished - out.started);
-        if (!out.completed) ++record.failed_members;
+      if (cfg_.carry_values) span = values_[peer];
+      services_[peer]->start_round(plan, span, cfg_.timeouts, [this, peer, sends, length](const RoundOutcome& out) {
+        if (!in_round_[peer]) return;
+        in_round_[peer] = false;
+        record_.duration_s = std::max(record_.duration_s, out.finished - out.started);
+        if (!out.completed) ++record_.incomplete;
         if (sends) {
-          record.min_fraction_averaged = std::min(record.min_fraction_averaged, out.fraction_averaged);
-          if (cfg.carry_values)
+          fractions_.push_back(out.fraction_averaged);
+          if (cfg_.carry_values)
             for (std::uint64_t i = 0; i < length; ++i)
-              record.max_abs_error = std::max(record.max_abs_error, std::abs(values[peer][i] - expected[i]));
+              record_.max_abs_error = std::max(record_.max_abs_error, std::abs(values_[peer][i] - expected_[i]));
         }
-        if (--outstanding == 0) {
-          result.rounds.push_back(record);
-          if (cfg.on_round) cfg.on_round(round + 1, cfg.rounds);
-          if (++round < cfg.rounds) engine.after(0, start_round);
-        }
+        member_left();
       });
     }
-  };
-  engine.at(0, start_round);
-  engine.run();
-  if (result.rounds.size() != cfg.rounds) throw std::runtime_error("averaging run ended before all rounds finished");
+  }
 
-  double sum = 0;
-  for (const auto& r : result.rounds) sum += r.duration_s;
-  result.mean_round_s = sum / static_cast<double>(result.rounds.size());
-  for (PeerId i = 0; i < n; ++i) result.bytes_sent.push_back(world.bytes_sent(i));
-  result.events = engine.events_processed();
-  return result;
+  Seconds next_wait() const { return 1.0; }
+
+  void prepare_values(const core::averaging::RoundPlan& plan) {
+    if (!cfg_.carry_values) return;
+    const std::uint64_t length = plan.length();
+    expected_.assign(length, 0.0);
+    double total_weight = 0;
+    for (std::size_t m = 0; m < plan.size(); ++m) {
+      auto& v = values_[plan.members[m]];
+      v.resize(length);
+      for (auto& x : v) x = static_cast<float>(value_rng_.normal());
+      if (plan.weights[m] > 0) {
+        total_weight += plan.weights[m];
+        for (std::uint64_t i = 0; i < length; ++i) expected_[i] += plan.weights[m] * v[i];
+      }
+    }
+    for (auto& e : expected_) e /= total_weight;
+  }
+
+  // Messages member `m` sends in a round: its parts of every other span, and its averaged parts
+  // to every other sender.
+  static std::uint64_t messages_sent(const core::averaging::RoundPlan& plan, std::size_t m) {
+    std::uint64_t count = 0;
+    if (plan.sends(m))
+      for (std::size_t j = 0; j < plan.size(); ++j)
+        if (j != m) count += plan.parts_in_span(j);
+    const std::size_t other_senders = plan.sender_count() - (plan.sends(m) ? 1 : 0);
+    return count + static_cast<std::uint64_t>(plan.parts_in_span(m)) * other_senders;
+  }
+
+  void arm_failures(const core::averaging::RoundPlan& plan) {
+    std::vector<InjectedFailure> now;
+    for (const auto& f : cfg_.failures)
+      if (f.round == round_) now.push_back(f);
+    // The scenario's per-round failure probability: a random point of the member's round.
+    for (std::size_t m = 0; m < plan.size(); ++m) {
+      const PeerId peer = plan.members[m];
+      const double p = sc_.peers[peer].failure_rate;
+      if (p > 0 && failure_rng_.bernoulli(p)) {
+        InjectedFailure f;
+        f.peer = peer;
+        f.round = round_;
+        f.after_fraction = failure_rng_.uniform();
+        now.push_back(f);
+      }
+    }
+    for (const auto& f : now) {
+      const auto m = plan.index_of(f.peer);
+      if (!m) continue;
+      if (f.rejoin_next_round) rejoin_.push_back(f.peer);
+      if (f.after_fraction >= 0) {
+        Victim& v = victims_[f.peer];
+        v.armed = true;
+        v.delivered = 0;
+        v.how = f.how;
+        v.threshold = static_cast<std::uint64_t>(std::ceil(f.after_fraction * static_cast<double>(messages_sent(plan, *m))));
+        if (v.threshold == 0) engine_.after(0, [this, peer = f.peer, how = f.how] { take_down(peer, how); });
+      } else {
+        engine_.after(std::max(0.0, f.at_s), [this, peer = f.peer, how = f.how] { take_down(peer, how); });
+      }
+    }
+  }
+
+  void on_delivered(PeerId from) {
+    Victim& v = victims_[from];
+    if (!v.armed || ++v.delivered < v.threshold) return;
+    v.armed = false;
+    // Not from inside the network's callback: the failure happens right after this delivery.
+    engine_.after(0, [this, from, how = v.how] { take_down(from, how); });
+  }
+
+  void member_left() {
+    if (outstanding_ == 0 || --outstanding_ > 0) return;
+    if (!fractions_.empty()) {
+      record_.min_fraction_averaged = *std::min_element(fractions_.begin(), fractions_.end());
+      double sum = 0;
+      for (double f : fractions_) sum += f;
+      record_.mean_fraction_averaged = sum / static_cast<double>(fractions_.size());
+    }
+    if (record_.failures > 0 && cfg_.carry_values) record_.max_abs_error = 0;  // no single exact average
+    result_.rounds.push_back(record_);
+    if (cfg_.on_round) cfg_.on_round(round_ + 1, cfg_.rounds);
+    for (PeerId p : rejoin_)
+      if (sc_.peer_up(p, engine_.now())) bring_up(p);
+    rejoin_.clear();
+    if (++round_ < cfg_.rounds) engine_.after(0, [this] { start_round(); });
+    else engine_.stop();  // later churn events are irrelevant to the measurement
+  }
+
+  const scenarios::Scenario& sc_;
+  const AveragingRunConfig& cfg_;
+  Engine engine_;
+  std::unique_ptr<Network> network_;
+  std::unique_ptr<SimWorld> world_;
+  std::vector<std::unique_ptr<AveragingService>> services_;
+  std::vector<std::unique_ptr<core::ServiceMux>> muxes_;
+  std::vector<Victim> victims_;
+  core::codec::Codec codec_ = core::codec::Codec::Fp32;
+  core::planner::PlannerInput full_input_;
+  std::vector<bool> roles_membership_;
+  std::optional<core::averaging::RoleAssignment> roles_;
+  AveragingRunResult result_;
+  std::uint32_t round_ = 0;
+  std::size_t outstanding_ = 0;
+  std::vector<bool> in_round_;
+  RoundRecord record_;
+  std::vector<double> fractions_;
+  std::vector<PeerId> rejoin_;
+  std::vector<std::vector<float>> values_ = std::vector<std::vector<float>>(sc_.peers.size());
+  std::vector<double> expected_;
+  core::Rng value_rng_{sc_.seed, 0xA11};
+  core::Rng failure_rng_{sc_.seed, 0xFA11};
+};
+
+}  // namespace
+
+AveragingRunResult run_averaging(const scenarios::Scenario& scenario, const AveragingRunConfig& config) {
+  if (config.rounds == 0) throw std::invalid_argument("rounds must be >= 1");
+  AveragingRun run(scenario, config);
+  return run.run();
 }
 
 }  // namespace swarmlab::sim

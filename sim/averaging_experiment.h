@@ -11,6 +11,7 @@
 #include "core/codec/codec.h"
 #include "scenarios/scenario.h"
 #include "sim/chrome_trace.h"
+#include "sim/sim_world.h"
 
 namespace swarmlab::sim {
 
@@ -24,6 +25,17 @@ struct TransportAssumptions {
   double goodput_fraction = 0.735;
 };
 
+// A failure injected into a run: peer `peer` leaves during round `round`, either after it has
+// delivered `after_fraction` of the messages it sends in that round, or `at_s` seconds into it.
+struct InjectedFailure {
+  core::PeerId peer = 0;
+  std::uint32_t round = 0;
+  double after_fraction = -1;  // in [0, 1]; used when >= 0
+  double at_s = -1;            // used when after_fraction < 0
+  SimWorld::Departure how = SimWorld::Departure::Crash;
+  bool rejoin_next_round = true;  // back up (with its state) when the next round starts
+};
+
 struct AveragingRunConfig {
   core::averaging::Strategy strategy = core::averaging::Strategy::Planned;
   std::uint32_t rounds = 1;
@@ -34,6 +46,9 @@ struct AveragingRunConfig {
   // sizes only.
   bool carry_values = false;
   ChromeTrace* trace = nullptr;
+  // Failures on top of the scenario's own (per-peer failure_rate each round, join/leave times and
+  // churn trace, which take peers down as crashes).
+  std::vector<InjectedFailure> failures;
   // Called after each round with (round index, rounds) for progress display.
   std::function<void(std::uint32_t, std::uint32_t)> on_round;
 };
@@ -41,11 +56,14 @@ struct AveragingRunConfig {
 struct RoundRecord {
   std::uint32_t round = 0;
   double started_s = 0;
-  double duration_s = 0;
-  std::size_t participants = 0;
-  std::size_t failed_members = 0;     // members whose round did not complete
-  double min_fraction_averaged = 1;   // over senders
-  double max_abs_error = 0;           // carry_values only: max |x - exact weighted average|
+  double duration_s = 0;              // until the last surviving member finished
+  std::size_t participants = 0;       // members at the start of the round
+  std::size_t groups = 1;             // averaging groups (one butterfly over all members)
+  std::size_t failures = 0;           // members that left during the round
+  std::size_t incomplete = 0;         // surviving members whose round timed out
+  double min_fraction_averaged = 1;   // over surviving senders
+  double mean_fraction_averaged = 1;  // over surviving senders
+  double max_abs_error = 0;           // carry_values and no failure: max |x - exact weighted average|
 };
 
 struct AveragingRunResult {

@@ -1,7 +1,9 @@
 #include "sim/sim_world.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace swarmlab::sim {
 
@@ -28,6 +30,8 @@ class SimWorld::PeerEnvironment final : public core::Environment {
     if (to >= world_.size()) throw std::out_of_range("send: unknown peer " + std::to_string(to));
     const std::uint64_t bytes = message.wire_size();
     bytes_sent_ += bytes;
+    contacts_.insert(to);
+    world_.peers_[to]->contacts_.insert(id_);
     auto shared = std::make_shared<core::Message>(std::move(message));
     const std::uint64_t from_epoch = epoch_;
     const std::uint64_t to_epoch = world_.peers_[to]->epoch_;
@@ -73,7 +77,9 @@ class SimWorld::PeerEnvironment final : public core::Environment {
   core::Rng rng_;
   core::MessageSink* sink_ = nullptr;
   bool up_ = true;
-  std::uint64_t epoch_ = 0;  // bumped when the peer goes down: voids its timers and deliveries
+  bool silent_ = false;  // went down without anyone being told
+  std::uint64_t epoch_ = 0;
+  std::unordered_set<PeerId> contacts_;  // peers it has exchanged messages with (open connections)  // bumped when the peer goes down: voids its timers and deliveries
   std::uint64_t bytes_sent_ = 0;
   // Several transfers to one peer can fail at the same instant; the core hears about it once.
   std::unordered_map<PeerId, core::Seconds> failure_noticed_;
@@ -92,19 +98,32 @@ core::Environment& SimWorld::env(PeerId peer) { return *peers_.at(peer); }
 
 bool SimWorld::is_up(PeerId peer) const { return peers_.at(peer)->up_; }
 
-void SimWorld::set_down(PeerId peer) {
+void SimWorld::set_down(PeerId peer, Departure how) {
   PeerEnvironment& p = *peers_.at(peer);
   if (!p.up_) return;
   p.up_ = false;
+  p.silent_ = how == Departure::Silent;
   ++p.epoch_;
   p.failure_noticed_.clear();
   network_.set_peer_up(peer, false);
+  if (how == Departure::Crash) {
+    // The OS closes the dead process's connections: each contact hears of it (in id order, so the
+    // run stays deterministic whatever the hash set's order).
+    std::vector<PeerId> contacts(p.contacts_.begin(), p.contacts_.end());
+    std::sort(contacts.begin(), contacts.end());
+    for (PeerId c : contacts) {
+      const std::uint64_t epoch = peers_[c]->epoch_;
+      engine_.after(0, [this, c, epoch, peer] { link_failed(c, epoch, peer); });
+    }
+  }
+  p.contacts_.clear();
 }
 
 void SimWorld::set_up(PeerId peer) {
   PeerEnvironment& p = *peers_.at(peer);
   if (p.up_) return;
   p.up_ = true;
+  p.silent_ = false;
   network_.set_peer_up(peer, true);
 }
 
@@ -120,12 +139,15 @@ void SimWorld::deliver(PeerId from, PeerId to, std::uint64_t to_epoch, core::Mes
   PeerEnvironment& dst = *peers_[to];
   if (!dst.up_ || dst.epoch_ != to_epoch || !dst.sink_) return;
   ++messages_delivered_;
+  if (delivery_observer_) delivery_observer_(from, to, message);
+  if (!dst.up_ || dst.epoch_ != to_epoch) return;  // the observer may have injected a failure
   dst.sink_->on_message(from, std::move(message));
 }
 
 void SimWorld::link_failed(PeerId at, std::uint64_t at_epoch, PeerId other) {
   PeerEnvironment& p = *peers_[at];
   if (!p.up_ || p.epoch_ != at_epoch || !p.sink_) return;
+  if (peers_[other]->silent_) return;  // nobody is told about a silent departure
   auto [it, inserted] = p.failure_noticed_.try_emplace(other, engine_.now());
   if (!inserted) {
     if (it->second == engine_.now()) return;

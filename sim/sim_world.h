@@ -3,6 +3,7 @@
 // engine and a network backend. Peers can be brought down and up (churn); a down peer's timers,
 // compute jobs and deliveries are voided, as if its process had died.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,11 +32,20 @@ class SimWorld {
   Engine& engine() { return engine_; }
   Network& network() { return network_; }
 
+  // How a peer leaves. Crash: its process dies and the operating system closes its connections,
+  // so every peer that has exchanged messages with it gets on_link_failure. Silent: it vanishes
+  // from the network (power loss, partition) and nobody is told; others must time out.
+  enum class Departure { Crash, Silent };
+
   bool is_up(core::PeerId peer) const;
-  // Takes a peer down: the network aborts its transfers, peers with transfers to or from it get
-  // on_link_failure, and its pending timers and compute jobs never fire.
-  void set_down(core::PeerId peer);
+  // Takes a peer down: the network aborts its transfers and its pending timers and compute jobs
+  // never fire. Who hears about it depends on `how`.
+  void set_down(core::PeerId peer, Departure how = Departure::Crash);
   void set_up(core::PeerId peer);
+
+  // Called for every message delivered, before the receiver sees it (failure injection, stats).
+  using DeliveryObserver = std::function<void(core::PeerId from, core::PeerId to, const core::Message&)>;
+  void set_delivery_observer(DeliveryObserver observer) { delivery_observer_ = std::move(observer); }
 
   // Optional timeline output; spans are recorded only when set.
   void set_trace(ChromeTrace* trace);
@@ -53,6 +63,7 @@ class SimWorld {
   Network& network_;
   std::vector<std::unique_ptr<PeerEnvironment>> peers_;
   ChromeTrace* trace_ = nullptr;
+  DeliveryObserver delivery_observer_;
   std::uint64_t messages_delivered_ = 0;
 };
 

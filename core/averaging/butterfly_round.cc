@@ -1,5 +1,6 @@
 #include "core/averaging/butterfly_round.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -9,6 +10,11 @@
 #include "core/wire.h"
 
 namespace swarmlab::core::averaging {
+namespace {
+// Timers are set with relative delays, so now + (deadline - now) may land a rounding step short of
+// the deadline; without slack the watchdog would re-arm at the same instant forever.
+constexpr Seconds kTimerSlack = 1e-9;
+}  // namespace
 
 ButterflyRound::ButterflyRound(Environment& env, RoundPlan plan, std::span<float> values, Timeouts timeouts, Done done)
     : env_(env), plan_(std::move(plan)), values_(values), timeouts_(timeouts), done_(std::move(done)) {
@@ -225,11 +231,11 @@ void ButterflyRound::finalize(std::uint32_t k) {
 
 void ButterflyRound::arm_sender_watchdog(std::size_t s) {
   SenderState& st = senders_[s];
-  st.watchdog = env_.schedule(st.last_heard + timeouts_.sender - env_.now(), [this, s] {
+  st.watchdog = env_.schedule(std::max(0.0, st.last_heard + timeouts_.sender - env_.now()), [this, s] {
     SenderState& w = senders_[s];
     w.watchdog = 0;
     if (finished_ || w.dropped || w.received == my_parts_) return;
-    if (env_.now() - w.last_heard >= timeouts_.sender)
+    if (env_.now() + kTimerSlack >= w.last_heard + timeouts_.sender)
       drop_sender(s);
     else
       arm_sender_watchdog(s);
@@ -238,11 +244,11 @@ void ButterflyRound::arm_sender_watchdog(std::size_t s) {
 
 void ButterflyRound::arm_reducer_watchdog(std::size_t j) {
   ReducerState& st = reducers_[j];
-  st.watchdog = env_.schedule(st.last_heard + timeouts_.reducer - env_.now(), [this, j] {
+  st.watchdog = env_.schedule(std::max(0.0, st.last_heard + timeouts_.reducer - env_.now()), [this, j] {
     ReducerState& w = reducers_[j];
     w.watchdog = 0;
     if (finished_ || w.dropped || w.received == plan_.parts_in_span(j)) return;
-    if (env_.now() - w.last_heard >= timeouts_.reducer)
+    if (env_.now() + kTimerSlack >= w.last_heard + timeouts_.reducer)
       drop_reducer(j);
     else
       arm_reducer_watchdog(j);

@@ -14,7 +14,7 @@ std::string_view name(Strategy s) {
   return "?";
 }
 
-RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& input) {
+RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& input, std::optional<std::size_t> server) {
   const auto& peers = input.peers;
   const std::size_t n = peers.size();
   RoleAssignment roles;
@@ -35,8 +35,10 @@ RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& inpu
       break;
     }
     case Strategy::ParameterServer: {
-      std::optional<std::size_t> best;
-      for (std::size_t i = 0; i < n; ++i) {
+      std::optional<std::size_t> best = server;
+      if (server && (*server >= n || peers[*server].client_mode))
+        throw std::invalid_argument("averaging: the parameter server must be a reachable peer");
+      for (std::size_t i = 0; i < n && !server; ++i) {
         if (peers[i].client_mode) continue;
         const double bw = std::min(peers[i].upload_bps, peers[i].download_bps);
         if (!best || bw > std::min(peers[*best].upload_bps, peers[*best].download_bps)) best = i;

@@ -30,7 +30,9 @@ struct RoleAssignment {
 };
 
 // Throws std::invalid_argument when the strategy cannot run (nobody computes, nobody reachable).
-RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& peers);
+// `server` fixes the parameter server (ParameterServer only); it must be a reachable peer.
+RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& peers,
+                            std::optional<std::size_t> server = std::nullopt);
 
 // The round plan for peers 0..n-1 of `roles`: members are the peers that send or reduce, in index
 // order; spans follow the fractions (largest remainder).

@@ -6,66 +6,14 @@
 #include <memory>
 #include <numeric>
 
-#include "core/averaging/averaging_service.h"
-#include "core/averaging/role_assignment.h"
-#include "core/service_mux.h"
-#include "sim/flow_network.h"
-#include "sim/sim_world.h"
+#include "swarm_fixture.h"
 
 namespace swarmlab::core::averaging {
 namespace {
 
-using sim::Engine;
-using sim::FlowNetwork;
-using sim::LinkSpec;
-using sim::SimWorld;
-
-// A little collaboration of peers that host an AveragingService each.
-struct Swarm {
-  Engine engine;
-  std::unique_ptr<FlowNetwork> network;
-  std::unique_ptr<SimWorld> world;
-  std::vector<std::unique_ptr<AveragingService>> services;
-  std::vector<std::unique_ptr<ServiceMux>> muxes;
-  std::vector<RoundOutcome> outcomes;
-
-  explicit Swarm(std::vector<LinkSpec> links) {
-    const std::size_t n = links.size();
-    network = std::make_unique<FlowNetwork>(engine, std::move(links));
-    std::vector<sim::SimPeerSpec> specs(n);
-    for (std::size_t i = 0; i < n; ++i) specs[i] = {"peer-" + std::to_string(i), 1.0};
-    world = std::make_unique<SimWorld>(engine, *network, specs, 1);
-    for (PeerId i = 0; i < n; ++i) {
-      services.push_back(std::make_unique<AveragingService>(world->env(i)));
-      muxes.push_back(std::make_unique<ServiceMux>());
-      AveragingService* s = services.back().get();
-      muxes.back()->add(Service::Averaging, [s](PeerId from, Message m) { s->handle(from, m); },
-                        [s](PeerId p) { s->on_link_failure(p); });
-      world->env(i).set_sink(muxes.back().get());
-    }
-  }
-
-  void start(const RoundPlan& plan, std::vector<std::vector<float>>* values, Timeouts timeouts = {}) {
-    for (std::size_t m = 0; m < plan.size(); ++m) {
-      const PeerId p = plan.members[m];
-      std::span<float> v;
-      if (values) v = (*values)[p];
-      services[p]->start_round(plan, v, timeouts, [this](const RoundOutcome& o) { outcomes.push_back(o); });
-    }
-  }
-};
-
-std::vector<LinkSpec> uniform_links(std::size_t n, double bps, double latency = 0.001) {
-  return std::vector<LinkSpec>(n, LinkSpec{bps, bps, latency});
-}
-
-RoundPlan plan_for(std::vector<double> weights, std::vector<double> fractions, std::uint64_t length,
-                   codec::Codec codec = codec::Codec::Fp32, std::uint64_t part_bytes = 4096) {
-  RoleAssignment roles;
-  roles.weights = std::move(weights);
-  roles.fractions = std::move(fractions);
-  return make_round_plan(1, roles, length, codec, part_bytes);
-}
+using testing::plan_for;
+using testing::Swarm;
+using testing::uniform_links;
 
 std::vector<std::vector<float>> random_vectors(std::size_t n, std::size_t length, std::uint64_t seed) {
   Rng rng(seed);

@@ -1,0 +1,45 @@
+#include "scenarios/scenario.h"
+
+namespace swarmlab::scenarios {
+
+std::string_view to_string(Reachability r) { return r == Reachability::Public ? "public" : "client"; }
+
+std::string_view to_string(WirePrecision p) {
+  switch (p) {
+    case WirePrecision::Fp32: return "fp32";
+    case WirePrecision::Fp16: return "fp16";
+    case WirePrecision::Fp16Scaled: return "fp16-scaled";
+    case WirePrecision::Uint8: return "uint8";
+  }
+  return "?";
+}
+
+std::string_view to_string(AveragingStrategy s) {
+  switch (s) {
+    case AveragingStrategy::AllReduce: return "ar";
+    case AveragingStrategy::ParameterServer: return "ps";
+    case AveragingStrategy::Planner: return "ours";
+  }
+  return "?";
+}
+
+std::optional<std::size_t> Scenario::find_peer(std::string_view name) const {
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    if (peers[i].name == name) return i;
+  return std::nullopt;
+}
+
+bool Scenario::peer_up(std::size_t i, double t) const {
+  const PeerSpec& p = peers.at(i);
+  if (p.join_s && t < *p.join_s) return false;
+  if (p.leave_s && t >= *p.leave_s) return false;
+  return churn.is_up(p.name, t);
+}
+
+std::pair<double, double> Scenario::peer_bandwidth(std::size_t i, double t) const {
+  const PeerSpec& p = peers.at(i);
+  if (const auto* row = bandwidth.at(p.name, t)) return {row->download_bps, row->upload_bps};
+  return {p.download_bps, p.upload_bps};
+}
+
+}  // namespace swarmlab::scenarios

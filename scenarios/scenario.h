@@ -1,0 +1,91 @@
+#pragma once
+// The scenario data model: who takes part in a collaboration (compute, bandwidth, latency,
+// reachability, availability), what is trained, and how gradients are averaged. Scenarios are
+// written as JSON (schema: scenarios/README.md) and read by scenarios/scenario_loader.h, which
+// validates every field; a Scenario that exists is therefore consistent:
+// - peer names are unique and valid (traces/text.h), and there is at least one peer;
+// - every number is finite and in range (bandwidths and speeds non-negative, counts positive);
+// - pair caps and ps_peer refer to existing peers; trace peer names are scenario peers;
+// - at least one peer computes (compute_sps > 0) and at least one is public.
+//
+// Units: seconds, bits/s, samples/s, bytes (part_bytes).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "traces/bandwidth_trace.h"
+#include "traces/churn_trace.h"
+
+namespace swarmlab::scenarios {
+
+// Client = behind NAT or a firewall: accepts no incoming connections, so it never aggregates.
+enum class Reachability { Public, Client };  // "public", "client"
+// Gradient encoding on the wire (SPEC §2.4).
+enum class WirePrecision { Fp32, Fp16, Fp16Scaled, Uint8 };  // "fp32", "fp16", "fp16-scaled", "uint8"
+// How gradients are averaged: butterfly all-reduce with equal shares, a parameter server, or the
+// LP planner's shares (SPEC §2.2, Table 1's AR / PS / Ours).
+enum class AveragingStrategy { AllReduce, ParameterServer, Planner };  // "ar", "ps", "ours"
+
+std::string_view to_string(Reachability r);
+std::string_view to_string(WirePrecision p);
+std::string_view to_string(AveragingStrategy s);
+
+struct PeerSpec {
+  std::string name;        // unique; a group {"name":"gpu","count":8,...} expands to gpu-0..gpu-7
+  std::string group;       // the JSON entry's name (== name for an entry without "count")
+  double compute_sps = 0;  // samples/s; 0 = no accelerator
+  double download_bps = 0, upload_bps = 0;  // bits/s, access link
+  double latency_s = 0;                     // one-way access-link latency (JSON: latency_ms, milliseconds)
+  Reachability reachability = Reachability::Public;
+  std::optional<double> join_s, leave_s;  // up only in [join_s, leave_s) (each bound optional)
+  double failure_rate = 0;                // per-round failure probability p, in [0, 1]
+};
+
+// A directed cap on the rate from peer `from` to peer `to` (SPEC §2.2's t_ij), on top of the
+// access links. Indices into Scenario::peers; JSON names peers or groups.
+struct PairCap {
+  std::size_t from = 0, to = 0;
+  double bps = 0;
+  bool operator==(const PairCap&) const = default;
+};
+
+struct Workload {
+  std::string model;             // e.g. "resnet50"
+  std::uint64_t parameters = 0;  // gradient elements averaged per step
+  WirePrecision wire_precision = WirePrecision::Fp16;
+  std::uint64_t target_batch = 0;  // samples per optimizer step (the global batch B)
+};
+
+struct AveragingSpec {
+  AveragingStrategy strategy = AveragingStrategy::Planner;
+  std::uint32_t rounds = 1;            // averaging rounds a measurement runs (Table 1: 100)
+  std::uint64_t part_bytes = 524288;   // streamed part size after compression (512 KiB)
+  std::optional<std::size_t> ps_peer;  // index of the parameter server (public peer), if fixed
+};
+
+struct Scenario {
+  std::string name, description;
+  std::string source;  // path (or name) it was loaded from
+  std::uint64_t seed = 1;
+  Workload workload;
+  std::vector<PeerSpec> peers;     // expanded, in file order
+  std::vector<PairCap> pair_caps;  // in file order; at most one cap per ordered pair
+  AveragingSpec averaging;
+  traces::ChurnTrace churn;                            // from "churn_trace" (empty when absent)
+  traces::BandwidthTrace bandwidth;                    // from "bandwidth_trace" (empty when absent)
+  std::string churn_trace_path, bandwidth_trace_path;  // as resolved; empty when absent
+
+  // Index of the peer called `name`, if any.
+  std::optional<std::size_t> find_peer(std::string_view name) const;
+  // Whether peer `i` is up at time `t`: inside [join_s, leave_s) and up in the churn trace.
+  bool peer_up(std::size_t i, double t) const;
+  // Peer `i`'s (download, upload) in bits/s at time `t`: the bandwidth trace's row in force, or
+  // the values in its PeerSpec.
+  std::pair<double, double> peer_bandwidth(std::size_t i, double t) const;
+};
+
+}  // namespace swarmlab::scenarios

@@ -1,0 +1,611 @@
+#include "scenarios/scenario_loader.h"
+
+#include <cmath>
+#include <filesystem>
+#include <initializer_list>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/input_error.h"
+#include "traces/text.h"
+#include "traces/units.h"
+
+namespace swarmlab::scenarios {
+
+namespace {
+
+using json = nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// Loader state and error reporting
+
+struct Loader {
+  std::string source;    // names the file in every error
+  std::string base_dir;  // relative trace paths start here
+  Scenario sc;
+  // Names a pair cap may use: every peer and every JSON peer entry ("group"), each mapped to the
+  // range of peer indices it stands for. Peer and group names share one namespace.
+  std::map<std::string, std::pair<std::size_t, std::size_t>, std::less<>> ranges;
+  std::map<std::string, std::string, std::less<>> defined_at;  // name -> JSON path defining it
+  traces::PeerNames peer_names;
+  traces::PeerNames group_names;  // entries with "count"
+
+  [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
+    throw core::InputError(source, path.empty() ? "top level" : path, problem);
+  }
+};
+
+std::string child(const std::string& parent, std::string_view key) {
+  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+
+std::string element(const std::string& parent, std::size_t i) {
+  return parent + "[" + std::to_string(i) + "]";
+}
+
+// A JSON value as a message shows it after "got ".
+std::string describe(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case json::value_t::string: return "the string " + traces::quoted(v.get_ref<const std::string&>());
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return v.dump();
+    default: return "an unsupported value";
+  }
+}
+
+// Printable ASCII only (for text taken from the parser's own messages).
+std::string sanitize(std::string_view s) {
+  std::string q = traces::quoted(s, 400);
+  std::string out;
+  for (std::size_t i = 1; i + 1 < q.size(); ++i) {
+    if (q[i] == '\\' && i + 2 < q.size() && (q[i + 1] == '"' || q[i + 1] == '\\')) ++i;
+    out += q[i];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// An object whose fields are checked against an allowed list
+
+// Rejects fields of object `v` not in `allowed`, suggesting the closest allowed name.
+void check_fields(const Loader& L, const json& v, const std::string& path, std::string_view what,
+                  const std::vector<std::string_view>& allowed) {
+  for (const auto& [key, value] : v.items()) {
+    bool known = false;
+    for (auto a : allowed) known = known || key == a;
+    if (known) continue;
+    std::string problem = "unknown field " + traces::quoted(key) + " in " + std::string(what);
+    std::string_view best;
+    std::size_t best_distance = 3;  // suggest only names at most 2 edits away
+    for (auto a : allowed) {
+      const std::size_t d = traces::edit_distance(key, a);
+      if (d < best_distance) best = a, best_distance = d;
+    }
+    if (!best.empty()) problem += "; did you mean \"" + std::string(best) + "\"?";
+    const std::set<std::string_view> sorted(allowed.begin(), allowed.end());
+    problem += " (allowed fields: ";
+    bool first = true;
+    for (auto a : sorted) problem += (first ? "" : ", ") + std::string(a), first = false;
+    L.fail(child(path, sanitize(key)), problem + ")");
+  }
+}
+
+class Fields {
+ public:
+  Fields(const Loader& L, const json& v, std::string path, std::string_view what,
+         const std::vector<std::string_view>& allowed)
+      : L_(L), v_(v), path_(std::move(path)) {
+    if (!v.is_object()) L.fail(path_, "expected " + std::string(what) + ", got " + describe(v));
+    check_fields(L, v, path_, what, allowed);
+  }
+
+  const json* find(std::string_view key) const {
+    const auto it = v_.find(std::string(key));
+    return it == v_.end() ? nullptr : &*it;
+  }
+  const json& require(std::string_view key, std::string_view expected) const {
+    if (const json* v = find(key)) return *v;
+    L_.fail(path(key), "missing required field: expected " + std::string(expected));
+  }
+  std::string path(std::string_view key) const { return child(path_, key); }
+  const std::string& path() const { return path_; }
+
+ private:
+  const Loader& L_;
+  const json& v_;
+  std::string path_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Value readers
+
+std::string get_string(const Loader& L, const json& v, const std::string& path, bool allow_empty = false) {
+  if (!v.is_string())
+    L.fail(path,
+           std::string("expected a ") + (allow_empty ? "" : "non-empty ") + "string, got " + describe(v));
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.empty() && !allow_empty) L.fail(path, "expected a non-empty string, got \"\"");
+  return s;
+}
+
+bool get_bool(const Loader& L, const json& v, const std::string& path) {
+  if (!v.is_boolean()) L.fail(path, "expected true or false, got " + describe(v));
+  return v.get<bool>();
+}
+
+// A non-negative number in `unit`.
+double get_non_negative(const Loader& L, const json& v, const std::string& path, std::string_view unit) {
+  const std::string expected = "expected a non-negative number of " + std::string(unit);
+  if (!v.is_number()) L.fail(path, expected + ", got " + describe(v));
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0) L.fail(path, expected + ", got " + v.dump());
+  return d;
+}
+
+// Bits/s: a number, or a string with a unit ("200 Mb/s").
+double get_bandwidth(const Loader& L, const json& v, const std::string& path) {
+  if (v.is_string()) return traces::parse_bandwidth(v.get_ref<const std::string&>(), L.source, path);
+  if (!v.is_number())
+    L.fail(path, "expected a non-negative number of bits/s or a string with a unit (" +
+                     std::string(traces::kBandwidthUnits) + ", e.g. \"200 Mb/s\"), got " + describe(v));
+  return get_non_negative(L, v, path, "bits/s");
+}
+
+// Seconds: a number in the field's own unit (`bare_unit_s` seconds, named `bare_unit_name`), or a
+// string with a unit ("8h").
+double get_duration(const Loader& L, const json& v, const std::string& path, double bare_unit_s,
+                    std::string_view bare_unit_name) {
+  if (v.is_string())
+    return traces::parse_duration(v.get_ref<const std::string&>(), L.source, path, bare_unit_s);
+  if (!v.is_number())
+    L.fail(path, "expected a non-negative number of " + std::string(bare_unit_name) +
+                     " or a string with a unit (" + std::string(traces::kDurationUnits) +
+                     ", e.g. \"8h\"), got " + describe(v));
+  return get_non_negative(L, v, path, bare_unit_name) * bare_unit_s;
+}
+
+// An integer in [min, max]; integral floats such as 2.5e7 are accepted.
+std::uint64_t get_uint(const Loader& L, const json& v, const std::string& path, std::uint64_t min,
+                       std::uint64_t max, std::string_view what) {
+  std::string expected = "expected " + std::string(what) + " (an integer";
+  if (min == 0 && max == UINT64_MAX) {
+    expected = "expected " + std::string(what) + " (a non-negative integer";
+  } else {
+    expected += " from " + std::to_string(min);
+    expected += max < UINT64_MAX ? " to " + std::to_string(max) : std::string(" up");
+  }
+  expected += ")";
+  std::uint64_t out = 0;
+  if (v.is_number_unsigned()) {
+    out = v.get<std::uint64_t>();
+  } else if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d) || d < 0 || d >= 18446744073709551616.0)
+      L.fail(path, expected + ", got " + v.dump());
+    out = static_cast<std::uint64_t>(d);
+  } else {
+    L.fail(path, expected + ", got " + describe(v));  // negative integers land here too
+  }
+  if (out < min || out > max) L.fail(path, expected + ", got " + v.dump());
+  return out;
+}
+
+template <typename E>
+E get_enum(const Loader& L, const json& v, const std::string& path,
+           std::initializer_list<std::pair<std::string_view, E>> choices) {
+  std::string names;
+  for (const auto& [name, value] : choices)
+    names += (names.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+  if (v.is_string())
+    for (const auto& [name, value] : choices)
+      if (v.get_ref<const std::string&>() == name) return value;
+  L.fail(path, "expected one of " + names + ", got " + describe(v));
+}
+
+// A peer name (traces/text.h's rule).
+std::string get_peer_name(const Loader& L, const json& v, const std::string& path) {
+  const std::string s = get_string(L, v, path);
+  if (!traces::is_valid_peer_name(s))
+    L.fail(path,
+           "expected a peer name of " + std::string(traces::kPeerNameRule) + ", got " + traces::quoted(s));
+  return s;
+}
+
+// The name of a peer or group defined in "peers", as its index range.
+std::pair<std::size_t, std::size_t> get_peer_ref(const Loader& L, const json& v, const std::string& path,
+                                                 bool groups_allowed) {
+  const std::string s = get_string(L, v, path);
+  const auto it = L.ranges.find(s);
+  if (it != L.ranges.end() && (groups_allowed || L.peer_names.contains(s))) return it->second;
+  std::string problem = "unknown peer " + traces::quoted(s) + ": expected the name of a peer";
+  if (groups_allowed) problem += " or peer group";
+  if (!groups_allowed && L.group_names.contains(s))
+    problem = "expected the name of a single peer, got the group " + traces::quoted(s) +
+              " (name one of its members, e.g. \"" + s + "-0\")";
+  else {
+    problem += " (peers: " + traces::list_names(L.peer_names);
+    if (groups_allowed && !L.group_names.empty()) problem += "; groups: " + traces::list_names(L.group_names);
+    problem += ")";
+    traces::PeerNames candidates = L.peer_names;
+    if (groups_allowed) candidates.insert(L.group_names.begin(), L.group_names.end());
+    if (const auto hint = traces::closest_name(s, candidates); !hint.empty())
+      problem += "; did you mean " + traces::quoted(hint) + "?";
+  }
+  L.fail(path, problem);
+}
+
+std::string resolve_path(const Loader& L, const std::string& p) {
+  const std::filesystem::path path(p);
+  if (path.is_absolute() || L.base_dir.empty()) return p;
+  return (std::filesystem::path(L.base_dir) / path).lexically_normal().string();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections: one function each
+
+void load_name(Loader& L, const json& v, const std::string& path) { L.sc.name = get_string(L, v, path); }
+
+void load_description(Loader& L, const json& v, const std::string& path) {
+  L.sc.description = get_string(L, v, path, /*allow_empty=*/true);
+}
+
+void load_seed(Loader& L, const json& v, const std::string& path) {
+  L.sc.seed = get_uint(L, v, path, 0, UINT64_MAX, "a seed");
+}
+
+void load_workload(Loader& L, const json& v, const std::string& path) {
+  const Fields f(L, v, path, "a workload object", {"model", "parameters", "wire_precision", "target_batch"});
+  Workload& w = L.sc.workload;
+  w.model = get_string(L, f.require("model", "the model's name, e.g. \"resnet50\""), f.path("model"));
+  w.parameters = get_uint(L, f.require("parameters", "the number of parameters (a positive integer)"),
+                          f.path("parameters"), 1, UINT64_MAX, "a positive number of parameters");
+  if (const json* p = f.find("wire_precision"))
+    w.wire_precision = get_enum<WirePrecision>(L, *p, f.path("wire_precision"),
+                                               {{"fp32", WirePrecision::Fp32},
+                                                {"fp16", WirePrecision::Fp16},
+                                                {"fp16-scaled", WirePrecision::Fp16Scaled},
+                                                {"uint8", WirePrecision::Uint8}});
+  w.target_batch = get_uint(L, f.require("target_batch", "samples per optimizer step (a positive integer)"),
+                            f.path("target_batch"), 1, UINT64_MAX, "a positive number of samples per step");
+}
+
+// One entry of "peers": a single peer, or a group of `count` identical ones.
+void load_peer_entry(Loader& L, const json& v, const std::string& path) {
+  const Fields f(L, v, path, "a peer object",
+                 {"name", "count", "compute_sps", "bandwidth_bps", "download_bps", "upload_bps", "latency_ms",
+                  "reachability", "join_s", "leave_s", "failure_rate"});
+  PeerSpec spec;
+  spec.group = get_peer_name(L, f.require("name", "the peer's (or group's) name"), f.path("name"));
+  std::optional<std::uint64_t> count;
+  if (const json* c = f.find("count"))
+    count = get_uint(L, *c, f.path("count"), 1, kMaxPeers, "a positive number of peers in the group");
+
+  spec.compute_sps = get_non_negative(
+      L, f.require("compute_sps", "a non-negative number of samples/s (0 for a peer without accelerator)"),
+      f.path("compute_sps"), "samples/s");
+
+  const json* sym = f.find("bandwidth_bps");
+  const json* down = f.find("download_bps");
+  const json* up = f.find("upload_bps");
+  if (sym && (down || up))
+    L.fail(f.path(down ? "download_bps" : "upload_bps"),
+           "cannot be combined with bandwidth_bps: expected either bandwidth_bps (symmetric) or "
+           "both download_bps and upload_bps");
+  if (sym) {
+    spec.download_bps = spec.upload_bps = get_bandwidth(L, *sym, f.path("bandwidth_bps"));
+  } else if (down || up) {
+    if (!down)
+      L.fail(f.path("download_bps"),
+             "missing required field: upload_bps is given, so download_bps "
+             "is expected too (or bandwidth_bps for a symmetric link)");
+    if (!up)
+      L.fail(f.path("upload_bps"),
+             "missing required field: download_bps is given, so upload_bps "
+             "is expected too (or bandwidth_bps for a symmetric link)");
+    spec.download_bps = get_bandwidth(L, *down, f.path("download_bps"));
+    spec.upload_bps = get_bandwidth(L, *up, f.path("upload_bps"));
+  } else {
+    L.fail(f.path("bandwidth_bps"),
+           "missing required field: expected bandwidth_bps (symmetric) or both "
+           "download_bps and upload_bps, in bits/s");
+  }
+
+  if (const json* lat = f.find("latency_ms"))
+    spec.latency_s = get_duration(L, *lat, f.path("latency_ms"), 1e-3, "milliseconds");
+  if (const json* r = f.find("reachability"))
+    spec.reachability = get_enum<Reachability>(
+        L, *r, f.path("reachability"), {{"public", Reachability::Public}, {"client", Reachability::Client}});
+  if (const json* j = f.find("join_s")) spec.join_s = get_duration(L, *j, f.path("join_s"), 1, "seconds");
+  if (const json* l = f.find("leave_s")) spec.leave_s = get_duration(L, *l, f.path("leave_s"), 1, "seconds");
+  if (spec.join_s && spec.leave_s && *spec.leave_s <= *spec.join_s)
+    L.fail(f.path("leave_s"), "expected a time after join_s (" + traces::format_real(*spec.join_s) +
+                                  " s), got " + traces::format_real(*spec.leave_s) + " s");
+  if (const json* p = f.find("failure_rate")) {
+    spec.failure_rate = get_non_negative(L, *p, f.path("failure_rate"), "failures per round (a probability)");
+    if (spec.failure_rate > 1)
+      L.fail(f.path("failure_rate"), "expected a probability between 0 and 1, got " + p->dump());
+  }
+
+  // Names: the entry's own (group) name, then each expanded peer; all unique across the file.
+  const auto define = [&](const std::string& name) {
+    const auto [it, fresh] = L.defined_at.try_emplace(name, path);
+    if (!fresh)
+      L.fail(f.path("name"), "duplicate peer name " + traces::quoted(name) + " (already defined by " +
+                                 it->second + "): expected unique names");
+  };
+  const std::size_t first = L.sc.peers.size();
+  const std::size_t n = count.value_or(1);
+  if (first + n > kMaxPeers)
+    L.fail(count ? f.path("count") : path, "too many peers: expected at most " + std::to_string(kMaxPeers) +
+                                               " in all, got " + std::to_string(first + n));
+  define(spec.group);
+  if (count) L.group_names.insert(spec.group);
+  for (std::size_t i = 0; i < n; ++i) {
+    PeerSpec p = spec;
+    if (count) {
+      p.name = spec.group + "-" + std::to_string(i);
+      if (!traces::is_valid_peer_name(p.name))
+        L.fail(f.path("name"), "expanded peer name " + traces::quoted(p.name) + " is too long: expected " +
+                                   std::string(traces::kPeerNameRule));
+      define(p.name);
+    } else {
+      p.name = spec.group;
+    }
+    L.ranges.emplace(p.name, std::pair{first + i, first + i + 1});
+    L.peer_names.insert(p.name);
+    L.sc.peers.push_back(std::move(p));
+  }
+  L.ranges.emplace(spec.group, std::pair{first, first + n});
+}
+
+void load_peers(Loader& L, const json& v, const std::string& path) {
+  if (!v.is_array()) L.fail(path, "expected a non-empty array of peer objects, got " + describe(v));
+  if (v.empty()) L.fail(path, "expected at least one peer, got an empty array");
+  for (std::size_t i = 0; i < v.size(); ++i) load_peer_entry(L, v[i], element(path, i));
+  bool computes = false, reachable = false;
+  for (const auto& p : L.sc.peers) {
+    computes = computes || p.compute_sps > 0;
+    reachable = reachable || p.reachability == Reachability::Public;
+  }
+  if (!computes) L.fail(path, "expected at least one peer with compute_sps > 0 (no peer can train)");
+  if (!reachable)
+    L.fail(path,
+           "expected at least one peer with reachability \"public\" (client peers cannot connect "
+           "to each other)");
+}
+
+void load_pair_caps(Loader& L, const json& v, const std::string& path) {
+  if (!v.is_array()) L.fail(path, "expected an array of {from, to, bps} objects, got " + describe(v));
+  std::unordered_map<std::uint64_t, std::size_t> entry_of;  // from * n + to -> entry index
+  const std::uint64_t n = L.sc.peers.size();
+  for (std::size_t e = 0; e < v.size(); ++e) {
+    const std::string epath = element(path, e);
+    const Fields f(L, v[e], epath, "a pair cap object", {"from", "to", "bps", "symmetric"});
+    const auto from = get_peer_ref(L, f.require("from", "a peer or group name"), f.path("from"), true);
+    const auto to = get_peer_ref(L, f.require("to", "a peer or group name"), f.path("to"), true);
+    const double bps = get_bandwidth(L, f.require("bps", "the cap in bits/s"), f.path("bps"));
+    const json* s = f.find("symmetric");
+    const bool symmetric = s && get_bool(L, *s, f.path("symmetric"));
+    if (from.second - from.first == 1 && from == to)
+      L.fail(f.path("to"), "expected a peer other than \"from\" (a peer's traffic to itself is not capped)");
+    const double pairs = static_cast<double>(from.second - from.first) *
+                         static_cast<double>(to.second - to.first) * (symmetric ? 2 : 1);
+    if (static_cast<double>(L.sc.pair_caps.size()) + pairs > static_cast<double>(kMaxPairCaps))
+      L.fail(epath, "too many pair caps: expected at most " + std::to_string(kMaxPairCaps) + " in all");
+    const auto add = [&](std::size_t i, std::size_t j) {
+      if (i == j) return;
+      const auto [it, fresh] = entry_of.try_emplace(i * n + j, e);
+      if (!fresh) {
+        if (it->second == e) return;  // the same entry covering a pair twice (symmetric, overlapping)
+        L.fail(epath, "duplicate cap for " + L.sc.peers[i].name + " -> " + L.sc.peers[j].name +
+                          " (already capped by " + element(path, it->second) +
+                          "): expected one cap per pair");
+      }
+      L.sc.pair_caps.push_back({i, j, bps});
+    };
+    for (std::size_t i = from.first; i < from.second; ++i)
+      for (std::size_t j = to.first; j < to.second; ++j) {
+        add(i, j);
+        if (symmetric) add(j, i);
+      }
+  }
+}
+
+void load_averaging(Loader& L, const json& v, const std::string& path) {
+  const Fields f(L, v, path, "an averaging object", {"strategy", "rounds", "part_bytes", "ps_peer"});
+  AveragingSpec& a = L.sc.averaging;
+  if (const json* s = f.find("strategy"))
+    a.strategy = get_enum<AveragingStrategy>(L, *s, f.path("strategy"),
+                                             {{"ar", AveragingStrategy::AllReduce},
+                                              {"ps", AveragingStrategy::ParameterServer},
+                                              {"ours", AveragingStrategy::Planner}});
+  if (const json* r = f.find("rounds"))
+    a.rounds = static_cast<std::uint32_t>(
+        get_uint(L, *r, f.path("rounds"), 1, UINT32_MAX, "a positive number of rounds"));
+  if (const json* b = f.find("part_bytes"))
+    a.part_bytes =
+        get_uint(L, *b, f.path("part_bytes"), 1, std::uint64_t{1} << 40, "a positive part size in bytes");
+  if (const json* p = f.find("ps_peer")) {
+    const std::size_t i = get_peer_ref(L, *p, f.path("ps_peer"), false).first;
+    if (L.sc.peers[i].reachability == Reachability::Client)
+      L.fail(f.path("ps_peer"),
+             "expected a public peer (a parameter server accepts connections), got the "
+             "client peer " +
+                 traces::quoted(L.sc.peers[i].name));
+    a.ps_peer = i;
+  }
+}
+
+// Checks that trace file `p` exists, reporting a missing one against the scenario field.
+std::string trace_path(Loader& L, const json& v, const std::string& path) {
+  const std::string p = get_string(L, v, path);
+  const std::string resolved = resolve_path(L, p);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(resolved, ec))
+    L.fail(path, "expected a readable trace file (paths are relative to the scenario's folder), got " +
+                     traces::quoted(p) + ", which resolves to " + traces::quoted(resolved, 200) +
+                     (std::filesystem::exists(resolved, ec) ? ": not a regular file" : ": no such file"));
+  return resolved;
+}
+
+void load_churn_trace(Loader& L, const json& v, const std::string& path) {
+  L.sc.churn_trace_path = trace_path(L, v, path);
+  L.sc.churn = traces::load_churn_trace(L.sc.churn_trace_path, &L.peer_names);
+}
+
+void load_bandwidth_trace(Loader& L, const json& v, const std::string& path) {
+  L.sc.bandwidth_trace_path = trace_path(L, v, path);
+  L.sc.bandwidth = traces::load_bandwidth_trace(L.sc.bandwidth_trace_path, &L.peer_names);
+}
+
+// The top level, in load order (later sections may refer to peers). To add a section: write a
+// load_<section> function and add a row.
+struct Section {
+  std::string_view key;
+  bool required;
+  std::string_view expected;  // for "missing required field" messages
+  void (*load)(Loader&, const json&, const std::string& path);
+};
+
+constexpr Section kSections[] = {
+    {"name", true, "the scenario's name (a non-empty string)", load_name},
+    {"description", false, "", load_description},
+    {"seed", false, "", load_seed},
+    {"workload", true, "a workload object {model, parameters, wire_precision, target_batch}", load_workload},
+    {"peers", true, "a non-empty array of peer objects", load_peers},
+    {"pair_caps", false, "", load_pair_caps},
+    {"averaging", false, "", load_averaging},
+    {"churn_trace", false, "", load_churn_trace},
+    {"bandwidth_trace", false, "", load_bandwidth_trace},
+};
+
+// ---------------------------------------------------------------------------------------------
+// JSON syntax, with duplicate keys rejected
+
+// A first, streaming pass over the text: reports syntax errors (with line and column) and
+// duplicate keys (with their JSON path), which nlohmann's DOM parser would silently merge. A SAX
+// handler rather than a parser callback, whose end_object is quadratic in the array length.
+class SyntaxChecker final : public json::json_sax_t {
+ public:
+  SyntaxChecker(const std::string& text, const std::string& source) : text_(text), source_(source) {}
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return push(false); }
+  bool start_array(std::size_t) override { return push(true); }
+  bool end_object() override { return pop(); }
+  bool end_array() override { return pop(); }
+  bool key(string_t& key) override {
+    Frame& f = stack_.back();
+    if (!f.keys.insert(key).second)
+      throw core::InputError(source_, path_to(sanitize(key)),
+                             "duplicate field: expected each field once per object");
+    f.key = key;
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception& e) override {
+    // `position` counts the bytes read, the offending one included. A number out of range is
+    // reported where it starts.
+    std::size_t offset = position == 0 ? 0 : position - 1;
+    if (e.id == 406 && last_token.size() <= position) offset = position - last_token.size();
+    const auto [line, column] = traces::line_column(text_, offset);
+    std::string what = e.what();
+    const auto at = what.find(": ", what.find("parse error"));
+    if (what.find("parse error") != std::string::npos && at != std::string::npos) {
+      what = "expected valid JSON: " + what.substr(at + 2);
+    } else {  // e.g. "number overflow parsing '1e400'"
+      const auto bracket = what.find("] ");
+      what = "expected valid JSON with numbers in range: " +
+             (bracket == std::string::npos ? what : what.substr(bracket + 2));
+    }
+    throw core::InputError(source_, "line " + std::to_string(line) + ", column " + std::to_string(column),
+                           sanitize(what));
+  }
+
+ private:
+  struct Frame {
+    bool array = false;
+    std::size_t index = 0;  // arrays: the element being read
+    std::string key;        // objects: the field being read
+    std::set<std::string> keys;
+  };
+  bool value() {
+    if (!stack_.empty() && stack_.back().array) ++stack_.back().index;
+    return true;
+  }
+  bool push(bool array) {
+    stack_.emplace_back();
+    stack_.back().array = array;
+    return true;
+  }
+  bool pop() {
+    stack_.pop_back();
+    return value();
+  }
+  std::string path_to(const std::string& new_key) const {
+    std::string p;
+    for (std::size_t i = 0; i < stack_.size(); ++i)
+      p = stack_[i].array ? element(p, stack_[i].index)
+                          : child(p, i + 1 == stack_.size() ? new_key : stack_[i].key);
+    return p;
+  }
+
+  const std::string& text_;
+  const std::string& source_;
+  std::vector<Frame> stack_;
+};
+
+json parse_json(const std::string& text, const std::string& source) {
+  traces::check_text(text, source);
+  SyntaxChecker checker(text, source);
+  json::sax_parse(text, &checker);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {  // not expected after the first pass
+    throw core::InputError(source, "top level", "expected valid JSON: " + sanitize(e.what()));
+  }
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& json_text, const std::string& source_name) {
+  Loader L;
+  L.source = source_name;
+  L.base_dir = std::filesystem::path(source_name).parent_path().string();
+  L.sc.source = source_name;
+  const json root = parse_json(json_text, source_name);
+  if (!root.is_object())
+    L.fail("", "expected a scenario object {name, workload, peers, ...}, got " + describe(root));
+  std::vector<std::string_view> keys;
+  for (const auto& s : kSections) keys.push_back(s.key);
+  check_fields(L, root, "", "a scenario", keys);
+  for (const auto& s : kSections) {
+    const auto it = root.find(std::string(s.key));
+    if (it == root.end()) {
+      if (s.required)
+        L.fail(std::string(s.key), "missing required field: expected " + std::string(s.expected));
+      continue;
+    }
+    s.load(L, *it, std::string(s.key));
+  }
+  return std::move(L.sc);
+}
+
+Scenario load_scenario(const std::string& path) { return parse_scenario(traces::read_text_file(path), path); }
+
+}  // namespace swarmlab::scenarios

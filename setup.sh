@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages swarmlab needs (only those missing) and builds it into ./build.
+# Idempotent: run it again after a pull. Needs root or sudo for apt-get.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(
+  cmake g++ make pkg-config            # toolchain
+  libglpk-dev                          # the planner's LP/MIP solver
+  nlohmann-json3-dev libcli11-dev      # scenarios and results as JSON; the CLI
+  libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
+  clang libclang-rt-14-dev             # libFuzzer for the message-decoder fuzz tests
+  python3 python3-matplotlib           # analysis/ plots
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$(nproc)"

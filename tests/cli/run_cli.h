@@ -1,0 +1,28 @@
+#pragma once
+// Runs the built swarmlab executable for end-to-end tests.
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace swarmlab::cli::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together when merge_stderr
+};
+
+inline CliResult run_swarmlab(const std::string& args, bool merge_stderr = false) {
+  const std::string cmd = std::string(SWARMLAB_BINARY_DIR) + "/swarmlab " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  CliResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace swarmlab::cli::testing
