@@ -65,6 +65,11 @@ struct AveragingSpec {
   std::uint32_t rounds = 1;            // averaging rounds a measurement runs (Table 1: 100)
   std::uint64_t part_bytes = 524288;   // streamed part size after compression (512 KiB)
   std::optional<std::size_t> ps_peer;  // index of the parameter server (public peer), if fixed
+  // Moshpit group averaging: each round averages within groups of at most this many peers along
+  // one axis of the grid (SPEC §2.3). Absent: one butterfly over everyone.
+  std::optional<std::uint64_t> group_size;
+  // Failure timeouts (SPEC §2.4); absent: the core's defaults (30 s, 60 s, none).
+  std::optional<double> sender_timeout_s, reducer_timeout_s, round_timeout_s;
 };
 
 struct Scenario {

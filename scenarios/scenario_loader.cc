@@ -421,7 +421,9 @@ void load_pair_caps(Loader& L, const json& v, const std::string& path) {
 }
 
 void load_averaging(Loader& L, const json& v, const std::string& path) {
-  const Fields f(L, v, path, "an averaging object", {"strategy", "rounds", "part_bytes", "ps_peer"});
+  const Fields f(L, v, path, "an averaging object",
+                 {"strategy", "rounds", "part_bytes", "ps_peer", "group_size", "sender_timeout_s",
+                  "reducer_timeout_s", "round_timeout_s"});
   AveragingSpec& a = L.sc.averaging;
   if (const json* s = f.find("strategy"))
     a.strategy = get_enum<AveragingStrategy>(L, *s, f.path("strategy"),
@@ -443,6 +445,15 @@ void load_averaging(Loader& L, const json& v, const std::string& path) {
                  traces::quoted(L.sc.peers[i].name));
     a.ps_peer = i;
   }
+  if (const json* g = f.find("group_size"))
+    a.group_size = get_uint(L, *g, f.path("group_size"), 2, 1u << 20, "a group size of at least 2");
+  if (const json* t = f.find("sender_timeout_s")) a.sender_timeout_s = get_duration(L, *t, f.path("sender_timeout_s"), 1, "seconds");
+  if (const json* t = f.find("reducer_timeout_s")) a.reducer_timeout_s = get_duration(L, *t, f.path("reducer_timeout_s"), 1, "seconds");
+  if (const json* t = f.find("round_timeout_s")) a.round_timeout_s = get_duration(L, *t, f.path("round_timeout_s"), 1, "seconds");
+  for (const auto& [name, value] : {std::pair{"sender_timeout_s", a.sender_timeout_s},
+                                    std::pair{"reducer_timeout_s", a.reducer_timeout_s},
+                                    std::pair{"round_timeout_s", a.round_timeout_s}})
+    if (value && !(*value > 0)) L.fail(f.path(name), "expected a positive timeout");
 }
 
 // Checks that trace file `p` exists, reporting a missing one against the scenario field.

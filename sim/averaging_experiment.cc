@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
 #include "core/averaging/averaging_service.h"
+#include "core/moshpit/grid.h"
 #include "core/service_mux.h"
 #include "sim/backend.h"
 #include "sim/engine.h"
@@ -77,6 +79,10 @@ class AveragingRun {
     for (PeerId i = 0; i < n(); ++i) boot(i);
     codec_ = codec_for(sc.workload.wire_precision);
     full_input_ = planner_input(sc, cfg.transport);
+    timeouts_ = cfg.timeouts;
+    if (sc.averaging.sender_timeout_s) timeouts_.sender = *sc.averaging.sender_timeout_s;
+    if (sc.averaging.reducer_timeout_s) timeouts_.reducer = *sc.averaging.reducer_timeout_s;
+    if (sc.averaging.round_timeout_s) timeouts_.round = *sc.averaging.round_timeout_s;
   }
 
   AveragingRunResult run() {
@@ -155,7 +161,7 @@ class AveragingRun {
 
   // Roles for the peers that are up, re-solved only when membership changes.
   const core::averaging::RoleAssignment& roles_for(const std::vector<bool>& live) {
-    if (live == roles_membership_ && roles_) return *roles_;
+    if (auto it = roles_cache_.find(live); it != roles_cache_.end()) return it->second;
     core::planner::PlannerInput in = full_input_;
     std::vector<std::size_t> index;
     in.peers.clear();
@@ -195,10 +201,29 @@ class AveragingRun {
       plan.return_rate = expand(sub.plan->return_rate);
       full.plan = std::move(plan);
     }
-    roles_membership_ = live;
-    roles_ = std::move(full);
-    if (result_.roles.weights.empty()) result_.roles = *roles_;
-    return *roles_;
+    if (result_.roles.weights.empty()) result_.roles = full;
+    return roles_cache_.emplace(live, std::move(full)).first->second;
+  }
+
+  // The groups of this round: everyone up, or Moshpit groups along the round's grid axis.
+  std::vector<std::vector<bool>> groups_for_round(const std::vector<bool>& live) const {
+    if (!sc_.averaging.group_size) return {live};
+    std::vector<PeerId> up;
+    for (PeerId i = 0; i < n(); ++i)
+      if (live[i]) up.push_back(i);
+    const core::moshpit::Grid grid(up.size(), *sc_.averaging.group_size);
+    const core::moshpit::Partition& part = grid.groups_in_round(round_);
+    std::vector<std::vector<bool>> groups;
+    for (std::size_t g = 0; g < part.groups(); ++g) {
+      std::vector<bool> members(n(), false);
+      bool sender = false;
+      for (std::uint32_t k : part.group(g)) {
+        members[up[k]] = true;
+        sender |= sc_.peers[up[k]].compute_sps > 0;
+      }
+      if (sender) groups.push_back(std::move(members));
+    }
+    return groups;
   }
 
   void start_round() {
@@ -214,45 +239,62 @@ class AveragingRun {
       return;
     }
     const std::uint64_t length = sc_.workload.parameters;
-    const core::averaging::RoundPlan plan =
-        core::averaging::make_round_plan(round_, roles_for(live), length, codec_, sc_.averaging.part_bytes);
+    std::vector<core::averaging::RoundPlan> plans;
+    for (const auto& members : groups_for_round(live)) {
+      // Round ids are unique per group: the round in the high bits, the group in the low 20.
+      const std::uint64_t id = (static_cast<std::uint64_t>(round_) << 20) | plans.size();
+      plans.push_back(core::averaging::make_round_plan(id, roles_for(members), length, codec_, sc_.averaging.part_bytes));
+    }
     record_ = RoundRecord{};
     record_.round = round_;
     record_.started_s = engine_.now();
-    record_.participants = plan.size();
+    record_.groups = plans.size();
     fractions_.clear();
     in_round_.assign(n(), false);
-    prepare_values(plan);
-    arm_failures(plan);
-    outstanding_ = plan.size();
-    for (std::size_t m = 0; m < plan.size(); ++m) in_round_[plan.members[m]] = true;
-    for (std::size_t m = 0; m < plan.size(); ++m) {
-      const PeerId peer = plan.members[m];
-      const bool sends = plan.weights[m] > 0;
-      std::span<float> span;
-      if (cfg_.carry_values) span = values_[peer];
-      services_[peer]->start_round(plan, span, cfg_.timeouts, [this, peer, sends, length](const RoundOutcome& out) {
-        if (!in_round_[peer]) return;
-        in_round_[peer] = false;
-        record_.duration_s = std::max(record_.duration_s, out.finished - out.started);
-        if (!out.completed) ++record_.incomplete;
-        if (sends) {
-          fractions_.push_back(out.fraction_averaged);
-          if (cfg_.carry_values)
-            for (std::uint64_t i = 0; i < length; ++i)
-              record_.max_abs_error = std::max(record_.max_abs_error, std::abs(values_[peer][i] - expected_[i]));
-        }
-        member_left();
-      });
+    expected_of_.assign(n(), nullptr);
+    expected_.assign(plans.size(), {});
+    outstanding_ = 0;
+    for (std::size_t g = 0; g < plans.size(); ++g) {
+      record_.participants += plans[g].size();
+      outstanding_ += plans[g].size();
+      prepare_values(plans[g], expected_[g]);
+      arm_failures(plans[g]);
+      for (PeerId p : plans[g].members) {
+        in_round_[p] = true;
+        expected_of_[p] = &expected_[g];
+      }
+    }
+    for (const auto& plan : plans) {
+      for (std::size_t m = 0; m < plan.size(); ++m) {
+        const PeerId peer = plan.members[m];
+        const bool sends = plan.weights[m] > 0;
+        std::span<float> span;
+        if (cfg_.carry_values) span = values_[peer];
+        services_[peer]->start_round(plan, span, timeouts_, [this, peer, sends, length](const RoundOutcome& out) {
+          if (!in_round_[peer]) return;
+          in_round_[peer] = false;
+          record_.duration_s = std::max(record_.duration_s, out.finished - out.started);
+          if (!out.completed) ++record_.incomplete;
+          if (sends) {
+            fractions_.push_back(out.fraction_averaged);
+            if (cfg_.carry_values)
+              for (std::uint64_t i = 0; i < length; ++i)
+                record_.max_abs_error =
+                    std::max(record_.max_abs_error, std::abs(values_[peer][i] - (*expected_of_[peer])[i]));
+          }
+          member_left();
+        });
+      }
     }
   }
 
   Seconds next_wait() const { return 1.0; }
 
-  void prepare_values(const core::averaging::RoundPlan& plan) {
+  // Fresh random vectors for a group's members, and the exact weighted average they should reach.
+  void prepare_values(const core::averaging::RoundPlan& plan, std::vector<double>& expected) {
     if (!cfg_.carry_values) return;
     const std::uint64_t length = plan.length();
-    expected_.assign(length, 0.0);
+    expected.assign(length, 0.0);
     double total_weight = 0;
     for (std::size_t m = 0; m < plan.size(); ++m) {
       auto& v = values_[plan.members[m]];
@@ -260,10 +302,10 @@ class AveragingRun {
       for (auto& x : v) x = static_cast<float>(value_rng_.normal());
       if (plan.weights[m] > 0) {
         total_weight += plan.weights[m];
-        for (std::uint64_t i = 0; i < length; ++i) expected_[i] += plan.weights[m] * v[i];
+        for (std::uint64_t i = 0; i < length; ++i) expected[i] += plan.weights[m] * v[i];
       }
     }
-    for (auto& e : expected_) e /= total_weight;
+    for (auto& e : expected) e /= total_weight;
   }
 
   // Messages member `m` sends in a round: its parts of every other span, and its averaged parts
@@ -346,8 +388,7 @@ class AveragingRun {
   std::vector<Victim> victims_;
   core::codec::Codec codec_ = core::codec::Codec::Fp32;
   core::planner::PlannerInput full_input_;
-  std::vector<bool> roles_membership_;
-  std::optional<core::averaging::RoleAssignment> roles_;
+  std::map<std::vector<bool>, core::averaging::RoleAssignment> roles_cache_;
   AveragingRunResult result_;
   std::uint32_t round_ = 0;
   std::size_t outstanding_ = 0;
@@ -356,7 +397,9 @@ class AveragingRun {
   std::vector<double> fractions_;
   std::vector<PeerId> rejoin_;
   std::vector<std::vector<float>> values_ = std::vector<std::vector<float>>(sc_.peers.size());
-  std::vector<double> expected_;
+  std::vector<std::vector<double>> expected_;        // per group
+  std::vector<const std::vector<double>*> expected_of_;  // per peer: its group's average
+  core::averaging::Timeouts timeouts_;
   core::Rng value_rng_{sc_.seed, 0xA11};
   core::Rng failure_rng_{sc_.seed, 0xFA11};
 };

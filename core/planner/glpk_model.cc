@@ -1,0 +1,139 @@
+#include "core/planner/glpk_model.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace swarmlab::core::planner::detail {
+
+Model::Model() : lp_(glp_create_prob()) { glp_set_obj_dir(lp_, GLP_MAX); }
+Model::~Model() { glp_delete_prob(lp_); }
+
+int Model::col(double lb, double ub, double obj, bool binary) {
+  cols_.push_back({lb, ub, obj, binary});
+  return static_cast<int>(cols_.size());
+}
+
+int Model::row(double lo, double hi) {
+  rows_.emplace_back(lo, hi);
+  return static_cast<int>(rows_.size());
+}
+
+void Model::coef(int row, int col, double value) {
+  if (value == 0) return;
+  ia_.push_back(row);
+  ja_.push_back(col);
+  ar_.push_back(value);
+}
+
+void Model::set_col_bounds(glp_prob* lp, int j, double lb, double ub) {
+  if (ub == kInf) {
+    glp_set_col_bnds(lp, j, GLP_LO, lb, 0.0);
+  } else if (ub <= lb) {
+    glp_set_col_bnds(lp, j, GLP_FX, lb, lb);
+  } else {
+    glp_set_col_bnds(lp, j, GLP_DB, lb, ub);
+  }
+}
+
+glp_prob* Model::load() {
+  if (!cols_.empty()) glp_add_cols(lp_, static_cast<int>(cols_.size()));
+  for (std::size_t k = 0; k < cols_.size(); ++k) {
+    const auto& c = cols_[k];
+    const int j = static_cast<int>(k) + 1;
+    if (c.binary) glp_set_col_kind(lp_, j, GLP_BV);  // before the bounds: GLP_BV resets them
+    set_col_bounds(lp_, j, c.lb, c.ub);
+    glp_set_obj_coef(lp_, j, c.obj);
+  }
+  if (!rows_.empty()) glp_add_rows(lp_, static_cast<int>(rows_.size()));
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    const auto [lo, hi] = rows_[k];
+    const int i = static_cast<int>(k) + 1;
+    if (lo == hi) {
+      glp_set_row_bnds(lp_, i, GLP_FX, lo, hi);
+    } else if (lo == -kInf) {
+      glp_set_row_bnds(lp_, i, GLP_UP, 0.0, hi);
+    } else {
+      glp_set_row_bnds(lp_, i, GLP_LO, lo, 0.0);
+    }
+  }
+  glp_load_matrix(lp_, static_cast<int>(ar_.size()) - 1, ia_.data(), ja_.data(), ar_.data());
+  return lp_;
+}
+
+glp_smcp simplex_params(const glp_prob* lp) {
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.meth = GLP_PRIMAL;
+  parm.pricing = GLP_PT_PSE;
+  parm.r_test = GLP_RT_HAR;
+  parm.presolve = GLP_OFF;
+  const long size = static_cast<long>(glp_get_num_rows(const_cast<glp_prob*>(lp))) +
+                    glp_get_num_cols(const_cast<glp_prob*>(lp));
+  parm.it_lim = static_cast<int>(std::min<long>(INT_MAX, 100000 + 50 * size));
+  parm.tm_lim = INT_MAX;  // never a wall-clock limit: results must not depend on machine speed
+  return parm;
+}
+
+namespace {
+
+struct NodeBudget {
+  std::int64_t max_nodes = 0;
+  std::int64_t nodes = 0;
+  bool stopped = false;
+};
+
+void on_mip_event(glp_tree* tree, void* info) {
+  auto* budget = static_cast<NodeBudget*>(info);
+  if (glp_ios_reason(tree) != GLP_ISELECT) return;
+  int total = 0;
+  glp_ios_tree_size(tree, nullptr, nullptr, &total);
+  budget->nodes = total;
+  if (total > budget->max_nodes) {
+    budget->stopped = true;
+    glp_ios_terminate(tree);
+  }
+}
+
+}  // namespace
+
+MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes) {
+  NodeBudget budget;
+  budget.max_nodes = max_nodes;
+  glp_iocp parm;
+  glp_init_iocp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.presolve = GLP_ON;
+  parm.br_tech = GLP_BR_DTH;
+  parm.bt_tech = GLP_BT_BLB;
+  parm.pp_tech = GLP_PP_ALL;
+  parm.sr_heur = GLP_ON;
+  parm.fp_heur = GLP_OFF;
+  parm.ps_heur = GLP_OFF;  // proximity search stops on a wall-clock limit: not deterministic
+  parm.gmi_cuts = GLP_OFF;
+  parm.mir_cuts = GLP_OFF;
+  parm.cov_cuts = GLP_OFF;
+  parm.clq_cuts = GLP_OFF;
+  parm.binarize = GLP_OFF;
+  parm.tol_int = 1e-7;
+  parm.tol_obj = 1e-9;
+  parm.mip_gap = 0;
+  parm.tm_lim = INT_MAX;
+  parm.cb_func = on_mip_event;
+  parm.cb_info = &budget;
+  const int ret = glp_intopt(lp, &parm);
+
+  MipOutcome out;
+  out.nodes = budget.nodes;
+  const int status = glp_mip_status(lp);
+  if (ret == GLP_ENOPFS || (ret == 0 && status == GLP_NOFEAS)) {
+    out.infeasible = out.optimal = true;
+    return out;
+  }
+  if ((ret != 0 && ret != GLP_ESTOP) || (status != GLP_OPT && status != GLP_FEAS)) return out;
+  out.solved = true;
+  out.optimal = ret == 0 && status == GLP_OPT && !budget.stopped;
+  return out;
+}
+
+}  // namespace swarmlab::core::planner::detail

@@ -1,0 +1,76 @@
+#pragma once
+// Internal to the planner: a thin, deterministic wrapper over GLPK. Rows and columns are collected
+// in the order the caller creates them and handed to GLPK in one go; every solver option is set
+// explicitly, none depends on wall-clock time.
+#include <glpk.h>
+
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace swarmlab::core::planner::detail {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// GLPK prints through a process-wide switch; silence it for one solve and restore the caller's.
+class TermOff {
+ public:
+  TermOff() : previous_(glp_term_out(GLP_OFF)) {}
+  ~TermOff() { glp_term_out(previous_); }
+  TermOff(const TermOff&) = delete;
+  TermOff& operator=(const TermOff&) = delete;
+
+ private:
+  int previous_;
+};
+
+// A maximisation problem under construction. Columns and rows are 1-based GLPK indices.
+class Model {
+ public:
+  Model();
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  int col(double lb, double ub, double obj = 0, bool binary = false);  // ub may be +inf
+  int row_le(double hi) { return row(-kInf, hi); }
+  int row_ge(double lo) { return row(lo, kInf); }
+  int row_eq(double v) { return row(v, v); }
+  void coef(int row, int col, double value);
+
+  // Hands everything to GLPK and returns the problem (owned by this Model).
+  glp_prob* load();
+
+  static void set_col_bounds(glp_prob* lp, int j, double lb, double ub);
+
+ private:
+  int row(double lo, double hi);
+
+  struct Col {
+    double lb, ub, obj;
+    bool binary;
+  };
+  glp_prob* lp_;
+  std::vector<Col> cols_;
+  std::vector<std::pair<double, double>> rows_;
+  // GLPK's triplet arrays are 1-based: element 0 is a placeholder.
+  std::vector<int> ia_{0}, ja_{0};
+  std::vector<double> ar_{0.0};
+};
+
+// Primal simplex, no presolve (keeps the basis for warm starts), an iteration limit instead of a
+// time limit so that a numerically stuck solve ends the same way on every machine.
+glp_smcp simplex_params(const glp_prob* lp);
+
+struct MipOutcome {
+  bool solved = false;      // an integral solution was found
+  bool optimal = false;     // ... and proven optimal (or proven that none exists)
+  bool infeasible = false;  // proven: no integral solution (e.g. nothing beats the cutoff)
+  std::int64_t nodes = 0;
+};
+
+// Branch-and-cut with presolve, depth-first-then-best-bound search and a node budget.
+MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes);
+
+}  // namespace swarmlab::core::planner::detail

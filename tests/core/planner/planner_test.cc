@@ -1,0 +1,646 @@
+// Tests of the DeDLOC planner (SPEC §2.2): the paper's special cases, closed forms derived by
+// hand, a brute-force check of the roles MIP, integrality, determinism and validation.
+#include "core/planner/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/planner/lp_model.h"
+#include "core/rng.h"
+
+namespace swarmlab::core::planner {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kGbps = 1e9;
+
+PeerCapacity peer(double sps, double down, double up, bool client = false) {
+  return PeerCapacity{sps, down, up, client};
+}
+PeerCapacity gpu(double sps, double bps, bool client = false) {
+  return peer(sps, bps, bps, client);
+}
+PeerCapacity cpu(double bps) { return peer(0, bps, bps); }
+
+PlannerInput make_input(std::vector<PeerCapacity> peers, double batch = 4096, double bits = 1e9) {
+  PlannerInput in;
+  in.peers = std::move(peers);
+  in.target_batch = batch;
+  in.gradient_bits = bits;
+  return in;
+}
+
+const PlannerOptions kFixedAveraging{Roles::AllComputeCapable, Objective::AveragingOnly};
+
+double fraction_sum(const Plan& plan) {
+  double s = 0;
+  for (const auto& p : plan.peers) s += p.fraction;
+  return s;
+}
+
+// Every peer's bandwidth use and every structural rule of the model, checked on the output.
+void expect_feasible(const PlannerInput& in, const Plan& plan) {
+  const std::size_t n = in.peers.size();
+  ASSERT_EQ(plan.peers.size(), n);
+  ASSERT_EQ(plan.send_rate.size(), n);
+  ASSERT_EQ(plan.return_rate.size(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double down = 0, up = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      down += plan.send_rate[j][i] + plan.return_rate[j][i];
+      up += plan.send_rate[i][j] + plan.return_rate[i][j];
+      if (!in.pair_caps.empty() && std::isfinite(in.pair_caps[i][j])) {
+        EXPECT_LE(plan.send_rate[i][j] + plan.return_rate[i][j],
+                  in.pair_caps[i][j] * (1 + 1e-6) + 1e-3);
+      }
+    }
+    EXPECT_LE(down, in.peers[i].download_bps * (1 + 1e-6) + 1e-3) << "peer " << i;
+    EXPECT_LE(up, in.peers[i].upload_bps * (1 + 1e-6) + 1e-3) << "peer " << i;
+    if (!plan.peers[i].computes) {
+      for (std::size_t j = 0; j < n; ++j) EXPECT_EQ(plan.send_rate[i][j], 0) << i << "->" << j;
+    }
+    if (in.peers[i].compute_sps == 0) {
+      EXPECT_FALSE(plan.peers[i].computes) << "peer " << i;
+    }
+    if (in.peers[i].client_mode) {
+      EXPECT_EQ(plan.aggregation_rate[i], 0);
+      for (std::size_t j = 0; j < n; ++j) EXPECT_EQ(plan.return_rate[i][j], 0);
+    }
+    EXPECT_GE(plan.peers[i].fraction, 0);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The paper's special cases.
+
+// n identical peers, every link b. Averaging rate (ρ = Σ_j g_ji) by hand: with equal aggregation
+// rates z, peer i downloads (n−1)z of others' parts of its span plus (n−1)z of averaged spans from
+// the other reducers, and gets its own span locally (g_ii = z): ρ = n·z with 2(n−1)z <= b, so
+// ρ = n·b / (2(n−1)) and the round takes 2(n−1)/n · P/b — exactly the ideal butterfly all-reduce.
+// The LP cannot do better: summing the downloads, A (parts) + G (averaged spans) <= n·b, G <= A and
+// Σ_i g_ii <= A/(n−1), so n·ρ <= A/(n−1) + G <= n·b/2 · n/(n−1). For n >= 3 the optimum forces
+// every z_i equal ((n−2)z_i + Σ_j z_j = b for all i), hence equal fractions.
+TEST(PlannerSpecialCases, HomogeneousPeersGetEqualFractionsLikeButterflyAllReduce) {
+  for (int n : {3, 4, 8}) {
+    std::vector<PeerCapacity> peers(n, gpu(100, kGbps));
+    const PlannerInput in = make_input(peers, 4096, 1e9);
+    for (const PlannerOptions& opt : {PlannerOptions{}, kFixedAveraging}) {
+      const Plan plan = solve(in, opt);
+      expect_feasible(in, plan);
+      const double butterfly = 2.0 * (n - 1) / n * in.gradient_bits / kGbps;
+      EXPECT_NEAR(plan.round_time_s, butterfly, 1e-6 * butterfly) << "n=" << n;
+      for (const auto& p : plan.peers) {
+        EXPECT_TRUE(p.computes);
+        EXPECT_NEAR(p.fraction, 1.0 / n, 1e-6) << "n=" << n;
+      }
+      EXPECT_NEAR(fraction_sum(plan), 1.0, 1e-12);
+    }
+    // Compute is the binding term here (n·100/4096 steps/s < the averaging rate), so all compute.
+    const Plan plan = solve(in);
+    EXPECT_NEAR(plan.steps_per_s, n * 100.0 / 4096, 1e-9);
+    EXPECT_TRUE(plan.roles_exact);
+  }
+}
+
+// Workers at b plus one peer at 20·b without (or with little) compute. A worker aggregating z of
+// its own span pays (n−1)·z of download for the others' parts and gains only z locally, while the
+// server's share costs it nothing beyond the averaged span itself; with n >= 3 workers the LP puts
+// everything on the server: ρ = b (each worker uploads P and downloads P per round), round P/b,
+// better than the butterfly's 2(n−1)/n·P/b.
+TEST(PlannerSpecialCases, HighBandwidthPeerBecomesParameterServer) {
+  const int n = 6;
+  for (double server_sps : {0.0, 1.0}) {
+    std::vector<PeerCapacity> peers(n, gpu(100, kGbps));
+    peers.push_back(gpu(server_sps, 20 * kGbps));
+    const PlannerInput in = make_input(peers);
+    const Plan plan = solve(in, PlannerOptions{});
+    expect_feasible(in, plan);
+    EXPECT_GE(plan.peers[n].fraction, 0.99) << "server compute " << server_sps;
+    EXPECT_NEAR(plan.round_time_s, in.gradient_bits / kGbps, 1e-6);
+    EXPECT_LT(plan.round_time_s, 2.0 * (n - 1) / n * in.gradient_bits / kGbps);
+  }
+}
+
+// 4 GPU + 2 CPU-only peers, all at b. By symmetry take z_g per GPU reducer, z_c per CPU reducer.
+// GPU download: 3·z_g (parts from the other GPUs) + 3·z_g (averaged GPU spans) + 2·z_c (CPU spans)
+// <= b; CPU download: 4·z_c <= b (upload the same). ρ = 4·z_g + 2·z_c, increasing in z_c, so
+// z_c = b/4, z_g = b/12, ρ = 5b/6: round 1.2·P/b against 1.5·P/b without the CPUs; fractions
+// CPU 0.3, GPU 0.1. The CPU peers reduce but never compute or send.
+TEST(PlannerSpecialCases, CpuOnlyPeersBecomeExtraReducers) {
+  std::vector<PeerCapacity> peers(4, gpu(100, kGbps));
+  peers.push_back(cpu(kGbps));
+  peers.push_back(cpu(kGbps));
+  const PlannerInput in = make_input(peers);
+  for (const PlannerOptions& opt : {PlannerOptions{}, kFixedAveraging}) {
+    const Plan plan = solve(in, opt);
+    expect_feasible(in, plan);
+    EXPECT_NEAR(plan.round_time_s, 1.2 * in.gradient_bits / kGbps, 1e-6);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_TRUE(plan.peers[i].computes);
+      EXPECT_NEAR(plan.peers[i].fraction, 0.1, 1e-6);
+    }
+    for (int i = 4; i < 6; ++i) {
+      EXPECT_FALSE(plan.peers[i].computes);
+      EXPECT_NEAR(plan.peers[i].fraction, 0.3, 1e-6);
+      for (int j = 0; j < 6; ++j) EXPECT_EQ(plan.send_rate[i][j], 0);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Optimality against closed forms (each derived in the comment; all within 1% of steps_per_s,
+// most far tighter).
+
+// Two peers with links (d1,u1), (d2,u2): every span of peer 1 costs peer 1 one unit of download
+// (peer 2's part) and peer 2 one unit (the average), and the other way round, so ρ = z_1 + z_2
+// with z_1 + z_2 <= each of d1, u1, d2, u2. Round P / min(d1,u1,d2,u2); any split of the spans
+// is optimal (the special n = 2 case of the butterfly).
+TEST(PlannerOptimality, TwoPeers) {
+  const PlannerInput in =
+      make_input({peer(100, 2 * kGbps, 0.5 * kGbps), peer(100, 0.8 * kGbps, 3 * kGbps)});
+  const Plan plan = solve(in, kFixedAveraging);
+  expect_feasible(in, plan);
+  EXPECT_NEAR(plan.round_time_s, in.gradient_bits / (0.5 * kGbps), 1e-6);
+  EXPECT_NEAR(fraction_sum(plan), 1.0, 1e-12);
+}
+
+// Butterfly exactness for n = 2..10 (see the HomogeneousPeers test for the derivation).
+TEST(PlannerOptimality, HomogeneousButterflyRoundTime) {
+  for (int n = 2; n <= 10; ++n) {
+    const PlannerInput in = make_input(std::vector<PeerCapacity>(n, gpu(50, 0.3 * kGbps)));
+    const Plan plan = solve(in, kFixedAveraging);
+    const double expected = 2.0 * (n - 1) / n * in.gradient_bits / (0.3 * kGbps);
+    EXPECT_NEAR(plan.round_time_s, expected, 1e-7 * expected) << "n=" << n;
+  }
+}
+
+// Asymmetric links: 4 workers with upload u and download 4u (ADSL-like) plus a CPU-only reducer
+// with 2u each way. Per worker, upload = 3·z_w (parts to the other workers) + z_s (part to the
+// server) + 3·z_w (own span back to the others) <= u; its download is the same expression and
+// 4u leaves it slack. Server: 4·z_s <= 2u. ρ = 4·z_w + z_s with z_w = (u − z_s)/6, so
+// ρ = 2u/3 + z_s/3, maximal at z_s = u/2: ρ = 5u/6 = 0.8333u. The mirror image (download u,
+// upload 4u) gives the same.
+TEST(PlannerOptimality, AsymmetricLinks) {
+  const double u = 0.1 * kGbps;
+  for (bool upload_limited : {true, false}) {
+    std::vector<PeerCapacity> peers;
+    for (int i = 0; i < 4; ++i) {
+      peers.push_back(upload_limited ? peer(10, 4 * u, u) : peer(10, u, 4 * u));
+    }
+    peers.push_back(cpu(2 * u));
+    const PlannerInput in = make_input(peers, 4096, 1e8);
+    const Plan plan = solve(in, PlannerOptions{});
+    expect_feasible(in, plan);
+    const double rho = 5.0 / 6.0 * u;
+    EXPECT_NEAR(plan.averaging_rate, rho / in.gradient_bits, 1e-6 * rho / in.gradient_bits);
+    // Compute: 40 samples/s / 4096 ≈ 0.0098 steps/s < 0.83 averaging rounds/s, so ξ = Σs/B.
+    EXPECT_NEAR(plan.steps_per_s, 40.0 / 4096, 1e-12);
+    EXPECT_NEAR(plan.peers[4].fraction, 0.6, 1e-6);  // (u/2) / (5u/6)
+  }
+}
+
+// Pairwise caps: regions {0,1} and {2,3}, all links b, each cross-region directed pair capped at
+// t. By symmetry all z are equal; a cross pair carries a_ij + g_ij with a_ij >= z, so the
+// averaged span returned across regions is g_c <= t − z. Receiver: ρ = 2z + 2·g_c; download
+// 3z + z + 2·g_c <= b. With s = z + g_c: ρ = 2s, s <= t and 2s + 2z <= b with z >= s/2, so
+// ρ = 2·min(t, b/3). t = 0.1b → ρ = 0.2b; t = b → butterfly 2b/3.
+TEST(PlannerOptimality, PairwiseCaps) {
+  const double b = kGbps;
+  for (double t : {0.1 * b, 0.25 * b, b}) {
+    PlannerInput in = make_input(std::vector<PeerCapacity>(4, gpu(100, b)));
+    in.pair_caps.assign(4, std::vector<double>(4, kInf));
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 4; ++j) {
+        if (i / 2 != j / 2) in.pair_caps[i][j] = t;
+      }
+    }
+    const Plan plan = solve(in, kFixedAveraging);
+    expect_feasible(in, plan);
+    const double rho = 2 * std::min(t, b / 3);
+    EXPECT_NEAR(plan.averaging_rate, rho / in.gradient_bits, 1e-6 * rho / in.gradient_bits) << t;
+  }
+}
+
+// 3 normal peers + 1 client-mode peer, all at b. Normal reducers at z: a normal peer downloads
+// 3z of parts (two normal senders + the client) and 2z of averaged spans, and gets its own span
+// locally: ρ = z + 2z = 3z, 5z <= b. The client downloads 3z <= b and uploads 3z <= b.
+// So ρ = 3b/5 (0.6b, against 2b/3 if the fourth peer could reduce); client fraction 0.
+TEST(PlannerOptimality, ClientModePeer) {
+  std::vector<PeerCapacity> peers(3, gpu(100, kGbps));
+  peers.push_back(gpu(100, kGbps, /*client=*/true));
+  const PlannerInput in = make_input(peers);
+  const Plan plan = solve(in, kFixedAveraging);
+  expect_feasible(in, plan);
+  EXPECT_NEAR(plan.averaging_rate, 0.6 * kGbps / in.gradient_bits, 1e-6);
+  EXPECT_EQ(plan.peers[3].fraction, 0);
+  EXPECT_TRUE(plan.peers[3].computes);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(plan.peers[i].fraction, 1.0 / 3, 1e-6);
+}
+
+// Plenty of bandwidth: the compute term binds and ξ = Σ s_i / B with every GPU computing; the
+// CPU-only peer adds no samples.
+TEST(PlannerOptimality, ComputeBound) {
+  const PlannerInput in = make_input(
+      {gpu(120, 10 * kGbps), gpu(80, 10 * kGbps), gpu(35, 5 * kGbps), cpu(10 * kGbps)}, 1024, 1e8);
+  const Plan plan = solve(in);
+  EXPECT_NEAR(plan.steps_per_s, 235.0 / 1024, 1e-12);
+  EXPECT_TRUE(plan.peers[0].computes && plan.peers[1].computes && plan.peers[2].computes);
+  EXPECT_FALSE(plan.peers[3].computes);
+  EXPECT_GT(plan.averaging_rate, plan.steps_per_s);
+  EXPECT_TRUE(plan.roles_exact);
+}
+
+// A GPU peer behind a very slow client-mode link: if it computed it would have to receive the
+// average at >= ξ·P through 1 Mb/s, so ξ <= 1e6/P = 0.001 steps/s. Each peer's compute alone is
+// worth κ = s·P/B = 0.2b of averaging rate; the other three at b average at 3b/4 (butterfly)
+// > 3κ = 0.6b, so without the slow peer ξ = 3s/B (compute-bound), far better. The roles search
+// must leave it idle.
+TEST(PlannerOptimality, MipDropsAPeerWhoseLinkWouldStallEveryone) {
+  const double P = 1e9;
+  const double s = 0.2 * kGbps * 4096 / P;  // κ = 0.2b
+  std::vector<PeerCapacity> peers(3, gpu(s, kGbps));
+  peers.push_back(gpu(s, 1e6, /*client=*/true));
+  const PlannerInput in = make_input(peers, 4096, P);
+  const Plan plan = solve(in);
+  expect_feasible(in, plan);
+  EXPECT_NEAR(plan.steps_per_s, 3 * s / 4096, 1e-9);
+  EXPECT_FALSE(plan.peers[3].computes);
+  EXPECT_TRUE(plan.roles_exact);
+  EXPECT_NE(plan.solver.find("branch-and-cut"), std::string::npos) << plan.solver;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Brute force: for small random swarms, the MIP's ξ equals the best ξ over every role assignment
+// c ∈ {0,1}^n, each solved as an LP with the roles fixed (a peer with c = 0 is modelled as the
+// same peer without compute: it may still aggregate).
+
+double best_over_all_roles(const PlannerInput& in) {
+  const int n = static_cast<int>(in.peers.size());
+  double best = 0;
+  for (unsigned mask = 1; mask < (1u << n); ++mask) {
+    PlannerInput fixed = in;
+    bool valid = true;
+    for (int i = 0; i < n; ++i) {
+      const bool on = (mask >> i) & 1u;
+      if (on && in.peers[i].compute_sps == 0) valid = false;
+      if (!on) fixed.peers[i].compute_sps = 0;
+    }
+    if (!valid) continue;
+    best = std::max(best, solve(fixed, PlannerOptions{Roles::AllComputeCapable}).steps_per_s);
+  }
+  return best;
+}
+
+PlannerInput random_swarm(Rng& rng, int n, bool caps) {
+  std::vector<PeerCapacity> peers;
+  for (int i = 0; i < n; ++i) {
+    const double kind = rng.uniform();
+    const double sps = kind < 0.2 ? 0 : 20 + 200 * rng.uniform();
+    const double down = (0.05 + rng.uniform()) * kGbps;
+    const double up = (0.05 + rng.uniform()) * kGbps;
+    peers.push_back(peer(sps, down, up, rng.bernoulli(0.25)));
+  }
+  PlannerInput in = make_input(peers, 256, 4e8);  // κ_i ≈ 0.03–0.3 Gb/s: both regimes
+  if (caps) {
+    in.pair_caps.assign(n, std::vector<double>(n, kInf));
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        if (i != j && rng.bernoulli(0.3)) in.pair_caps[i][j] = (0.02 + 0.3 * rng.uniform()) * kGbps;
+      }
+    }
+  }
+  return in;
+}
+
+// Capacities spread over orders of magnitude, often very asymmetric (upload-poor reducers make
+// the compact model inexact, so the full MIP has to run above its incumbent).
+PlannerInput extreme_swarm(Rng& rng, int n) {
+  std::vector<PeerCapacity> peers;
+  for (int i = 0; i < n; ++i) {
+    const double base = std::exp(1.5 * rng.normal());
+    const double sps = rng.bernoulli(0.25) ? 0 : 10 + 300 * rng.uniform();
+    peers.push_back(peer(sps, base * std::exp(rng.normal()) * 0.3 * kGbps,
+                         base * std::exp(rng.normal()) * 0.3 * kGbps, rng.bernoulli(0.25)));
+  }
+  return make_input(peers, 256, 4e8);
+}
+
+TEST(PlannerBruteForce, MipMatchesEnumerationOfRoles) {
+  Rng rng(2021);
+  int bandwidth_bound = 0, idle_gpus = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int n = 3 + trial % 3;  // 3..5 peers
+    const PlannerInput in = random_swarm(rng, n, trial % 2 == 1);
+    const Plan plan = solve(in);
+    expect_feasible(in, plan);
+    const double best = best_over_all_roles(in);
+    EXPECT_NEAR(plan.steps_per_s, best, 1e-7 * best) << "trial " << trial;
+    EXPECT_TRUE(plan.roles_exact);
+    double compute = 0;
+    for (int i = 0; i < n; ++i) compute += plan.peers[i].computes ? in.peers[i].compute_sps : 0;
+    if (plan.steps_per_s < compute / in.target_batch * (1 - 1e-9)) ++bandwidth_bound;
+    for (int i = 0; i < n; ++i) {
+      if (in.peers[i].compute_sps > 0 && !plan.peers[i].computes) {
+        ++idle_gpus;
+        break;
+      }
+    }
+  }
+  std::printf("bandwidth-bound trials: %d, trials leaving a GPU idle: %d\n", bandwidth_bound,
+              idle_gpus);
+  // The draw must exercise the averaging-bound regime, where roles are a real trade-off.
+  EXPECT_GE(bandwidth_bound, 10);
+  EXPECT_GE(idle_gpus, 3);
+}
+
+TEST(PlannerBruteForce, MipMatchesEnumerationOfRolesOnExtremeSwarms) {
+  Rng rng(99);
+  int full_mip_runs = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const PlannerInput in = extreme_swarm(rng, 3 + trial % 4);  // 3..6 peers
+    const Plan plan = solve(in);
+    expect_feasible(in, plan);
+    const double best = best_over_all_roles(in);
+    EXPECT_NEAR(plan.steps_per_s, best, 1e-7 * best) << "trial " << trial << ": " << plan.solver;
+    EXPECT_TRUE(plan.roles_exact) << plan.solver;
+    if (plan.solver.find("full O(n^2)") != std::string::npos) ++full_mip_runs;
+  }
+  std::printf("trials needing the full MIP: %d\n", full_mip_runs);
+  EXPECT_GE(full_mip_runs, 10);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The compact model (README.md): without pair caps, and when no reducer uploads less than it
+// downloads, the averaging LP's optimum with fixed roles has a closed form. Checked against the
+// LP on swarms with capacities spread over orders of magnitude.
+TEST(PlannerCompactModel, ClosedFormEqualsLpWhenReducersUploadAtLeastTheyDownload) {
+  Rng rng(11);
+  for (int trial = 0; trial < 400; ++trial) {
+    PlannerInput in = extreme_swarm(rng, 2 + trial % 9);
+    for (auto& p : in.peers) {
+      if (!p.client_mode) p.upload_bps = std::max(p.upload_bps, p.download_bps);
+    }
+    const Plan plan = solve(in, kFixedAveraging);
+    const detail::ScaledProblem p = detail::scale(in, kFixedAveraging);
+    const double closed = detail::consistent_rate(p, p.can_compute) * p.unit_bps / in.gradient_bits;
+    const auto computing = std::count(p.can_compute.begin(), p.can_compute.end(), true);
+    if (computing == 0) {
+      EXPECT_EQ(plan.averaging_rate, 0);
+    } else if (computing == 1) {
+      EXPECT_TRUE(std::isinf(plan.averaging_rate) && std::isinf(closed));
+    } else {
+      EXPECT_NEAR(plan.averaging_rate, closed, 1e-7 * closed) << "trial " << trial;
+    }
+  }
+}
+
+// With an upload-poor reducer the literal LP can do better than any plan in which every
+// receiver gets every span: peer 3 aggregates a large span (it downloads well) but can return it
+// to only some receivers, who then need less from the others. The fractions (min over receivers)
+// still describe a realisable split; the averaging rate is the LP's.
+TEST(PlannerCompactModel, LpCanBeatClosedFormWithUploadPoorReducer) {
+  const PlannerInput in =
+      make_input({peer(1, 0.582 * kGbps, 2.619 * kGbps), peer(1, 0.6075 * kGbps, 0.4212 * kGbps),
+                  peer(0, 1.0952 * kGbps, 0.019146 * kGbps),
+                  peer(1, 3.622 * kGbps, 114 * kGbps, /*client=*/true)},
+                 4096, 1e9);
+  const Plan plan = solve(in, kFixedAveraging);
+  const detail::ScaledProblem p = detail::scale(in, kFixedAveraging);
+  const double closed = detail::consistent_rate(p, p.can_compute) * p.unit_bps / in.gradient_bits;
+  EXPECT_GT(plan.averaging_rate, closed * 1.001);
+  EXPECT_LE(plan.span_averaging_rate, plan.averaging_rate * (1 + 1e-9));
+  std::printf("LP %.6f, closed form %.6f, spans %.6f rounds/s\n", plan.averaging_rate, closed,
+              plan.span_averaging_rate);
+  EXPECT_NEAR(fraction_sum(plan), 1.0, 1e-12);
+  expect_feasible(in, plan);
+}
+
+// On swarms of 10–14 peers (no pair caps, reducers not upload-poor) the compact roles search
+// and the full O(n²) MIP reach the same optimum.
+TEST(PlannerCompactModel, CompactRolesMatchFullMip) {
+  Rng rng(3);
+  for (int trial = 0; trial < 6; ++trial) {
+    PlannerInput in = random_swarm(rng, 10 + trial % 5, false);
+    for (auto& p : in.peers) {
+      if (!p.client_mode) p.upload_bps = std::max(p.upload_bps, p.download_bps);
+    }
+    const Plan plan = solve(in);
+    ASSERT_TRUE(plan.roles_exact);
+    const detail::ScaledProblem p = detail::scale(in, PlannerOptions{});
+    const detail::RolesResult full = detail::solve_roles_mip(p, 1'000'000, 0.0);
+    ASSERT_TRUE(full.exact);
+    double single = 0;
+    for (const auto& peer : in.peers) single = std::max(single, peer.compute_sps / in.target_batch);
+    const double full_steps = std::max(full.rho * p.unit_bps / in.gradient_bits, single);
+    EXPECT_NEAR(plan.steps_per_s, full_steps, 1e-6 * full_steps) << "trial " << trial;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integral roles: the LP relaxation of the roles program is fractional on this swarm, yet the
+// plan's roles are 0/1 and optimal (equal to the enumeration).
+TEST(PlannerRoles, RelaxationIsFractionalButPlanRolesAreIntegral) {
+  const double P = 1e9;
+  const double s = 0.2 * kGbps * 4096 / P;
+  std::vector<PeerCapacity> peers(3, gpu(s, kGbps));
+  peers.push_back(gpu(4 * s, 0.05 * kGbps));
+  const PlannerInput in = make_input(peers, 4096, P);
+  const auto relaxed = detail::solve_roles_relaxation(detail::scale(in, PlannerOptions{}));
+  bool fractional = false;
+  for (double c : relaxed) fractional = fractional || (c > 1e-6 && c < 1 - 1e-6);
+  EXPECT_TRUE(fractional) << relaxed[0] << " " << relaxed[1] << " " << relaxed[2] << " "
+                          << relaxed[3];
+  const Plan plan = solve(in);
+  EXPECT_TRUE(plan.roles_exact);
+  EXPECT_NEAR(plan.steps_per_s, best_over_all_roles(in), 1e-7 * plan.steps_per_s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Determinism: every peer solves independently; identical input must give identical bits.
+TEST(PlannerDeterminism, SolvingTwiceIsBitIdentical) {
+  Rng rng(7);
+  const PlannerInput in = random_swarm(rng, 16, true);
+  for (const PlannerOptions& opt : {PlannerOptions{}, PlannerOptions{Roles::AllComputeCapable}}) {
+    const Plan a = solve(in, opt);
+    const Plan b = solve(in, opt);
+    ASSERT_EQ(a.peers.size(), b.peers.size());
+    EXPECT_EQ(std::memcmp(&a.steps_per_s, &b.steps_per_s, sizeof(double)), 0);
+    EXPECT_EQ(std::memcmp(&a.round_time_s, &b.round_time_s, sizeof(double)), 0);
+    for (std::size_t i = 0; i < a.peers.size(); ++i) {
+      EXPECT_EQ(a.peers[i].computes, b.peers[i].computes);
+      EXPECT_EQ(std::memcmp(&a.peers[i].fraction, &b.peers[i].fraction, sizeof(double)), 0);
+      EXPECT_EQ(std::memcmp(a.return_rate[i].data(), b.return_rate[i].data(),
+                            sizeof(double) * a.return_rate[i].size()),
+                0);
+    }
+    EXPECT_EQ(a.solver, b.solver);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Degenerate inputs and validation.
+
+TEST(PlannerDegenerate, NoComputeCapablePeer) {
+  const PlannerInput in = make_input({cpu(kGbps), cpu(kGbps)});
+  for (const PlannerOptions& opt : {PlannerOptions{}, PlannerOptions{Roles::AllComputeCapable}}) {
+    const Plan plan = solve(in, opt);
+    EXPECT_EQ(plan.steps_per_s, 0);
+    EXPECT_EQ(plan.averaging_rate, 0);
+    EXPECT_EQ(plan.round_time_s, kInf);
+    EXPECT_FALSE(plan.peers[0].computes || plan.peers[1].computes);
+    EXPECT_EQ(fraction_sum(plan), 0);
+  }
+}
+
+TEST(PlannerDegenerate, NoBandwidthAtAll) {
+  const PlannerInput in = make_input({gpu(100, 0), gpu(300, 0), gpu(200, 0, true), cpu(0)});
+  // Roles optimised: the fastest peer trains alone.
+  const Plan best = solve(in);
+  EXPECT_NEAR(best.steps_per_s, 300.0 / 4096, 1e-15);
+  EXPECT_TRUE(best.peers[1].computes);
+  EXPECT_FALSE(best.peers[0].computes || best.peers[2].computes);
+  EXPECT_EQ(best.round_time_s, 0);  // nothing to exchange
+  EXPECT_EQ(best.peers[1].fraction, 1);
+  // Everyone computing: nothing can be averaged.
+  const Plan all = solve(in, PlannerOptions{Roles::AllComputeCapable});
+  EXPECT_EQ(all.steps_per_s, 0);
+  EXPECT_EQ(all.round_time_s, kInf);
+}
+
+TEST(PlannerDegenerate, SinglePeer) {
+  const Plan plan = solve(make_input({gpu(100, kGbps, true)}));
+  EXPECT_NEAR(plan.steps_per_s, 100.0 / 4096, 1e-15);
+  EXPECT_EQ(plan.averaging_rate, kInf);
+  EXPECT_EQ(plan.round_time_s, 0);
+  EXPECT_EQ(plan.peers[0].fraction, 1);
+}
+
+TEST(PlannerValidation, RejectsBadInput) {
+  auto message = [](const PlannerInput& in, const PlannerOptions& opt = {}) -> std::string {
+    try {
+      solve(in, opt);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(message(make_input({})).find("no peers"), std::string::npos);
+  PlannerInput in = make_input({gpu(1, kGbps), gpu(1, kGbps), gpu(1, kGbps)});
+  in.peers[2].download_bps = std::nan("");
+  EXPECT_NE(message(in).find("peer 2: download_bps"), std::string::npos) << message(in);
+  in.peers[2].download_bps = 1;
+  in.peers[1].compute_sps = -3;
+  EXPECT_NE(message(in).find("peer 1: compute_sps"), std::string::npos) << message(in);
+  in.peers[1].compute_sps = 3;
+  in.peers[0].upload_bps = kInf;
+  EXPECT_NE(message(in).find("peer 0: upload_bps"), std::string::npos) << message(in);
+  in.peers[0].upload_bps = 1;
+  in.pair_caps.assign(2, std::vector<double>(3, kInf));
+  EXPECT_NE(message(in).find("pair_caps"), std::string::npos);
+  in.pair_caps.assign(3, std::vector<double>(3, kInf));
+  in.pair_caps[0][2] = -1;
+  EXPECT_NE(message(in).find("pair_caps[0][2]"), std::string::npos) << message(in);
+  in.pair_caps[0][2] = kInf;
+  in.pair_caps[1][1] = std::nan("");  // the diagonal is ignored
+  EXPECT_EQ(message(in), "");
+  in.gradient_bits = 0;
+  EXPECT_NE(message(in).find("gradient_bits"), std::string::npos);
+  in.gradient_bits = 1e9;
+  in.target_batch = std::nan("");
+  EXPECT_NE(message(in).find("target_batch"), std::string::npos);
+  EXPECT_EQ(message(in, kFixedAveraging), "");  // B is not used without the compute term
+  EXPECT_NE(
+      message(in, PlannerOptions{Roles::Optimize, Objective::AveragingOnly}).find("AveragingOnly"),
+      std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table 1 (SPEC §2.6): ResNet-50, 25,557,032 parameters sent as fp16. Roles fixed (every GPU
+// peer's gradient is averaged), objective = averaging rate. Ideal references in the same rate
+// model: AR = equal shares among the GPU peers, round = max_i 2(n−1)/n·P / min(d_i, u_i);
+// PS = the best single peer j reducing everything, round = max(#other senders·P / min(d_j, u_j),
+// max_i P / min(d_i, u_i)).
+double ar_ideal(const PlannerInput& in) {
+  int n = 0;
+  double slowest = kInf;
+  for (const auto& p : in.peers) {
+    if (p.compute_sps > 0) {
+      ++n;
+      slowest = std::min({slowest, p.download_bps, p.upload_bps});
+    }
+  }
+  return 2.0 * (n - 1) / n * in.gradient_bits / slowest;
+}
+
+double ps_ideal(const PlannerInput& in) {
+  double best = kInf;
+  for (std::size_t j = 0; j < in.peers.size(); ++j) {
+    double worst = 0;
+    int senders = 0;
+    for (std::size_t i = 0; i < in.peers.size(); ++i) {
+      if (i == j || in.peers[i].compute_sps == 0) continue;
+      ++senders;
+      worst = std::max(
+          worst, in.gradient_bits / std::min(in.peers[i].download_bps, in.peers[i].upload_bps));
+    }
+    const auto& s = in.peers[j];
+    worst = std::max(worst, senders * in.gradient_bits / std::min(s.download_bps, s.upload_bps));
+    best = std::min(best, worst);
+  }
+  return best;
+}
+
+TEST(PlannerTable1, SetupsAtoD) {
+  const double P = 25'557'032.0 * 16;
+  const std::vector<PeerCapacity> a(8, gpu(100, 1 * kGbps));
+  const std::vector<PeerCapacity> b(16, gpu(100, 0.2 * kGbps));
+  std::vector<PeerCapacity> c = a;
+  c.insert(c.end(), b.begin(), b.end());
+  std::vector<PeerCapacity> d = b;
+  d.push_back(cpu(2.5 * kGbps));
+  struct Setup {
+    const char* name;
+    std::vector<PeerCapacity> peers;
+    double expected;  // hand-derived below
+  };
+  // A, B: butterfly 2(n−1)/n·P/b. C: a slow peer must upload its gradient and download the
+  // average, so ρ <= 0.2 Gb/s, reached with the fast peers reducing (30·z_f <= 1 Gb/s holds at
+  // z_f = 0.025): P/0.2 Gb/s. D: slow download 30·z_s + z_c <= 0.2, CPU 16·z_c <= 2.5:
+  // z_c = 0.15625, z_s = 0.04375/30, ρ = 16·z_s + z_c = 0.179583 Gb/s.
+  const std::vector<Setup> setups = {
+      {"A", a, 2.0 * 7 / 8 * P / kGbps},
+      {"B", b, 2.0 * 15 / 16 * P / (0.2 * kGbps)},
+      {"C", c, P / (0.2 * kGbps)},
+      {"D", d, P / ((16 * 0.04375 / 30 + 0.15625) * kGbps)},
+  };
+  for (const auto& setup : setups) {
+    const PlannerInput in = make_input(setup.peers, 4096, P);
+    const Plan plan = solve(in, kFixedAveraging);
+    expect_feasible(in, plan);
+    const double ar = ar_ideal(in), ps = ps_ideal(in);
+    std::printf("Table 1 setup %s: planner %.4f s, AR ideal %.4f s, PS ideal %.4f s\n", setup.name,
+                plan.round_time_s, ar, ps);
+    EXPECT_NEAR(plan.round_time_s, setup.expected, 1e-6 * setup.expected) << setup.name;
+    EXPECT_LE(plan.round_time_s, ar * (1 + 1e-9)) << setup.name;
+    EXPECT_LE(plan.round_time_s, ps * (1 + 1e-9)) << setup.name;
+    // Symmetric links: every receiver gets every span, so the fractions realise the LP's rate.
+    EXPECT_NEAR(plan.span_averaging_rate, plan.averaging_rate, 1e-7 * plan.averaging_rate);
+    EXPECT_NEAR(fraction_sum(plan), 1.0, 1e-12);
+  }
+  const Plan plan_d = solve(make_input(d, 4096, P), kFixedAveraging);
+  EXPECT_GT(plan_d.peers[16].fraction, 0.8);  // 0.15625 / 0.179583 = 0.87
+  EXPECT_FALSE(plan_d.peers[16].computes);
+}
+
+}  // namespace
+}  // namespace swarmlab::core::planner
