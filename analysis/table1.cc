@@ -71,7 +71,8 @@ Table1Report run_table1(const Table1Options& options) {
   as["part_bytes"] = a.averaging.part_bytes;
   as["one_way_latency_ms"] = a.peers.front().latency_s * 1e3;
   as["parameter_server"] =
-      "the reachable peer with the largest min(upload, download), lowest index on ties; it also sends its own "
+      "the scenario's ps_peer, in every setup the reachable peer with the largest min(upload, download) (lowest "
+      "index on ties); it also sends its own "
       "gradient when it computes (A, B: a GPU peer; C: a 1 Gb/s peer; D: the 2.5 Gb/s CPU-only peer)";
   as["all_reduce"] = "butterfly all-reduce with equal shares among the peers that compute";
   as["ours"] = "butterfly with the LP planner's fractions (roles fixed: every GPU peer sends)";
