@@ -72,6 +72,17 @@ struct AveragingSpec {
   std::optional<double> sender_timeout_s, reducer_timeout_s, round_timeout_s;
 };
 
+// A failure injected into an averaging run: `peer` leaves during round `round`, after it has
+// delivered `after_fraction` of its messages in that round, or `at_s` seconds into the round.
+// A crash closes its connections (peers notice at once); a silent departure is noticed only by
+// timeouts. The peer restarts for the next round.
+struct FailureSpec {
+  std::size_t peer = 0;
+  std::uint32_t round = 0;
+  std::optional<double> after_fraction, at_s;
+  bool silent = false;
+};
+
 struct Scenario {
   std::string name, description;
   std::string source;  // path (or name) it was loaded from
@@ -80,6 +91,7 @@ struct Scenario {
   std::vector<PeerSpec> peers;     // expanded, in file order
   std::vector<PairCap> pair_caps;  // in file order; at most one cap per ordered pair
   AveragingSpec averaging;
+  std::vector<FailureSpec> failures;  // from "failures"
   traces::ChurnTrace churn;                            // from "churn_trace" (empty when absent)
   traces::BandwidthTrace bandwidth;                    // from "bandwidth_trace" (empty when absent)
   std::string churn_trace_path, bandwidth_trace_path;  // as resolved; empty when absent

@@ -487,6 +487,33 @@ struct Section {
   void (*load)(Loader&, const json&, const std::string& path);
 };
 
+// Injected failures: [{peer, round, after_fraction | at_s, how}].
+void load_failures(Loader& L, const json& v, const std::string& path) {
+  if (!v.is_array()) L.fail(path, "expected an array of failure objects {peer, round, after_fraction or at_s}, got " + describe(v));
+  for (std::size_t e = 0; e < v.size(); ++e) {
+    const std::string epath = element(path, e);
+    const Fields f(L, v[e], epath, "a failure object", {"peer", "round", "after_fraction", "at_s", "how"});
+    FailureSpec spec;
+    spec.peer = get_peer_ref(L, f.require("peer", "a peer name"), f.path("peer"), false).first;
+    if (const json* r = f.find("round"))
+      spec.round = static_cast<std::uint32_t>(get_uint(L, *r, f.path("round"), 0, UINT32_MAX, "a round index"));
+    const json* frac = f.find("after_fraction");
+    const json* at = f.find("at_s");
+    if (!!frac == !!at)
+      L.fail(epath, "expected exactly one of \"after_fraction\" (share of the peer's messages in that round) or "
+                    "\"at_s\" (seconds into the round)");
+    if (frac) {
+      spec.after_fraction = get_non_negative(L, *frac, f.path("after_fraction"), "fraction");
+      if (*spec.after_fraction > 1) L.fail(f.path("after_fraction"), "expected a fraction in [0, 1]");
+    } else {
+      spec.at_s = get_duration(L, *at, f.path("at_s"), 1, "seconds");
+    }
+    if (const json* h = f.find("how"))
+      spec.silent = get_enum<bool>(L, *h, f.path("how"), {{"crash", false}, {"silent", true}});
+    L.sc.failures.push_back(spec);
+  }
+}
+
 constexpr Section kSections[] = {
     {"name", true, "the scenario's name (a non-empty string)", load_name},
     {"description", false, "", load_description},
@@ -497,6 +524,7 @@ constexpr Section kSections[] = {
     {"averaging", false, "", load_averaging},
     {"churn_trace", false, "", load_churn_trace},
     {"bandwidth_trace", false, "", load_bandwidth_trace},
+    {"failures", false, "", load_failures},
 };
 
 // ---------------------------------------------------------------------------------------------

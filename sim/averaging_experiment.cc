@@ -323,6 +323,10 @@ class AveragingRun {
     std::vector<InjectedFailure> now;
     for (const auto& f : cfg_.failures)
       if (f.round == round_) now.push_back(f);
+    for (const auto& f : sc_.failures)
+      if (f.round == round_)
+        now.push_back({static_cast<PeerId>(f.peer), f.round, f.after_fraction.value_or(-1), f.at_s.value_or(-1),
+                       f.silent ? SimWorld::Departure::Silent : SimWorld::Departure::Crash, true});
     // The scenario's per-round failure probability: a random point of the member's round.
     for (std::size_t m = 0; m < plan.size(); ++m) {
       const PeerId peer = plan.members[m];

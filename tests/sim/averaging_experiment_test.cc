@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/input_error.h"
 #include "scenarios/scenario_loader.h"
 
 namespace swarmlab::sim {
@@ -93,6 +94,55 @@ TEST(AveragingExperiment, PeersThatLeaveAreLeftOutOfLaterRounds) {
   ASSERT_EQ(r.rounds.size(), 6u);
   EXPECT_EQ(r.rounds.front().participants, 16u);
   EXPECT_EQ(r.rounds.back().participants, 14u);
+}
+
+}  // namespace
+}  // namespace swarmlab::sim
+
+namespace swarmlab::sim {
+namespace {
+
+TEST(AveragingExperiment, ScenarioFailureSectionKillsThePeerMidRound) {
+  const auto sc = scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/faults/butterfly-16-crash.json");
+  ASSERT_EQ(sc.failures.size(), 1u);
+  AveragingRunConfig cfg;
+  cfg.strategy = strategy_for(sc.averaging.strategy);
+  cfg.rounds = 2;
+  const AveragingRunResult r = run_averaging(sc, cfg);
+  ASSERT_EQ(r.rounds.size(), 2u);
+  EXPECT_EQ(r.rounds[0].failures, 1u);
+  EXPECT_EQ(r.rounds[0].incomplete, 0u);
+  EXPECT_NEAR(r.rounds[0].min_fraction_averaged, 15.0 / 16.0, 1.0 / 16.0);
+  EXPECT_LT(r.rounds[0].duration_s, 60.0);  // well inside the timeouts: the crash was noticed
+  EXPECT_EQ(r.rounds[1].failures, 0u);
+}
+
+TEST(AveragingExperiment, MalformedFailureEntriesAreRejectedWithTheirPath) {
+  try {
+    scenarios::parse_scenario(R"({"name": "t", "workload": {"model": "m", "parameters": 10, "target_batch": 1},
+      "peers": [{"name": "a", "compute_sps": 1, "bandwidth_bps": 1e6}],
+      "failures": [{"peer": "a", "after_fraction": 0.5, "at_s": 3}]})",
+                              "f.json");
+    FAIL() << "accepted both after_fraction and at_s";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("f.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("failures[0]"), std::string::npos);
+  }
+}
+
+TEST(AveragingExperiment, MoshpitChurnScenarioRunsWithGroupsAndFailures) {
+  const auto sc = scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/faults/moshpit-churn.json");
+  AveragingRunConfig cfg;
+  cfg.strategy = strategy_for(sc.averaging.strategy);
+  cfg.rounds = 6;
+  const AveragingRunResult r = run_averaging(sc, cfg);
+  ASSERT_EQ(r.rounds.size(), 6u);
+  std::size_t failures = 0;
+  for (const auto& round : r.rounds) {
+    EXPECT_GE(round.groups, 14u);  // 64 peers in groups of 4, less the failed ones' empty groups
+    failures += round.failures;
+  }
+  EXPECT_GT(failures, 0u);
 }
 
 }  // namespace
