@@ -159,50 +159,13 @@ class AveragingRun {
     }
   }
 
-  // Roles for the peers that are up, re-solved only when membership changes.
-  const core::averaging::RoleAssignment& roles_for(const std::vector<bool>& live) {
-    if (auto it = roles_cache_.find(live); it != roles_cache_.end()) return it->second;
-    core::planner::PlannerInput in = full_input_;
-    std::vector<std::size_t> index;
-    in.peers.clear();
-    for (PeerId i = 0; i < n(); ++i)
-      if (live[i]) {
-        index.push_back(i);
-        in.peers.push_back(full_input_.peers[i]);
-      }
-    if (!full_input_.pair_caps.empty()) {
-      in.pair_caps.assign(index.size(), std::vector<double>(index.size()));
-      for (std::size_t a = 0; a < index.size(); ++a)
-        for (std::size_t b = 0; b < index.size(); ++b) in.pair_caps[a][b] = full_input_.pair_caps[index[a]][index[b]];
-    }
-    // A scenario's fixed parameter server, when it is up.
-    std::optional<std::size_t> server;
-    if (sc_.averaging.ps_peer)
-      for (std::size_t a = 0; a < index.size(); ++a)
-        if (index[a] == *sc_.averaging.ps_peer) server = a;
-    const core::averaging::RoleAssignment sub = core::averaging::assign_roles(cfg_.strategy, in, server);
-    core::averaging::RoleAssignment full;
-    full.weights.assign(n(), 0.0);
-    full.fractions.assign(n(), 0.0);
-    for (std::size_t a = 0; a < index.size(); ++a) {
-      full.weights[index[a]] = sub.weights[a];
-      full.fractions[index[a]] = sub.fractions[a];
-    }
-    if (sub.server) full.server = index[*sub.server];
-    if (sub.plan) {
-      core::planner::Plan plan = *sub.plan;
-      auto expand = [&](const std::vector<std::vector<double>>& m) {
-        std::vector<std::vector<double>> out(n(), std::vector<double>(n(), 0.0));
-        for (std::size_t a = 0; a < index.size() && !m.empty(); ++a)
-          for (std::size_t b = 0; b < index.size(); ++b) out[index[a]][index[b]] = m[a][b];
-        return out;
-      };
-      plan.send_rate = expand(sub.plan->send_rate);
-      plan.return_rate = expand(sub.plan->return_rate);
-      full.plan = std::move(plan);
-    }
-    if (result_.roles.weights.empty()) result_.roles = full;
-    return roles_cache_.emplace(live, std::move(full)).first->second;
+  // Roles for a set of members, re-solved only when the membership changes.
+  const core::averaging::RoleAssignment& roles_for(const std::vector<bool>& members) {
+    if (auto it = roles_cache_.find(members); it != roles_cache_.end()) return it->second;
+    core::averaging::RoleAssignment roles =
+        core::averaging::assign_roles_among(cfg_.strategy, full_input_, members, sc_.averaging.ps_peer);
+    if (result_.roles.weights.empty()) result_.roles = roles;
+    return roles_cache_.emplace(members, std::move(roles)).first->second;
   }
 
   // The groups of this round: everyone up, or Moshpit groups along the round's grid axis.

@@ -60,6 +60,51 @@ RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& inpu
   return roles;
 }
 
+RoleAssignment assign_roles_among(Strategy strategy, const planner::PlannerInput& full_input,
+                                  const std::vector<bool>& members, std::optional<std::size_t> server) {
+  const std::size_t n = full_input.peers.size();
+  if (members.size() != n) throw std::invalid_argument("assign_roles_among: one membership flag per peer expected");
+  std::vector<std::size_t> index;  // sub-problem position -> peer
+  planner::PlannerInput in = full_input;
+  in.peers.clear();
+  for (std::size_t i = 0; i < n; ++i)
+    if (members[i]) {
+      index.push_back(i);
+      in.peers.push_back(full_input.peers[i]);
+    }
+  if (!full_input.pair_caps.empty()) {
+    in.pair_caps.assign(index.size(), std::vector<double>(index.size()));
+    for (std::size_t a = 0; a < index.size(); ++a)
+      for (std::size_t b = 0; b < index.size(); ++b) in.pair_caps[a][b] = full_input.pair_caps[index[a]][index[b]];
+  }
+  std::optional<std::size_t> sub_server;
+  for (std::size_t a = 0; a < index.size() && server; ++a)
+    if (index[a] == *server) sub_server = a;
+  const RoleAssignment sub = assign_roles(strategy, in, sub_server);
+
+  RoleAssignment full;
+  full.weights.assign(n, 0.0);
+  full.fractions.assign(n, 0.0);
+  for (std::size_t a = 0; a < index.size(); ++a) {
+    full.weights[index[a]] = sub.weights[a];
+    full.fractions[index[a]] = sub.fractions[a];
+  }
+  if (sub.server) full.server = index[*sub.server];
+  if (sub.plan) {
+    planner::Plan plan = *sub.plan;
+    const auto expand = [&](const std::vector<std::vector<double>>& m) {
+      std::vector<std::vector<double>> out(n, std::vector<double>(n, 0.0));
+      for (std::size_t a = 0; a < index.size() && !m.empty(); ++a)
+        for (std::size_t b = 0; b < index.size(); ++b) out[index[a]][index[b]] = m[a][b];
+      return out;
+    };
+    plan.send_rate = expand(sub.plan->send_rate);
+    plan.return_rate = expand(sub.plan->return_rate);
+    full.plan = std::move(plan);
+  }
+  return full;
+}
+
 RoundPlan make_round_plan(std::uint64_t round_id, const RoleAssignment& roles, std::uint64_t length,
                           codec::Codec codec, std::uint64_t part_bytes) {
   RoundPlan plan;

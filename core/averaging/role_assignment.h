@@ -34,6 +34,11 @@ struct RoleAssignment {
 RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& peers,
                             std::optional<std::size_t> server = std::nullopt);
 
+// Roles among the peers with `members[i]` set (those up, or one Moshpit group), indexed like
+// `peers`: the others get weight 0 and fraction 0. `server` is a peer index, used if it is a member.
+RoleAssignment assign_roles_among(Strategy strategy, const planner::PlannerInput& peers,
+                                  const std::vector<bool>& members, std::optional<std::size_t> server = std::nullopt);
+
 // The round plan for peers 0..n-1 of `roles`: members are the peers that send or reduce, in index
 // order; spans follow the fractions (largest remainder).
 RoundPlan make_round_plan(std::uint64_t round_id, const RoleAssignment& roles, std::uint64_t length,
