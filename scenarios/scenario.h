@@ -83,6 +83,27 @@ struct FailureSpec {
   bool silent = false;
 };
 
+// How the collaboration trains (SPEC §2.1, §5); read by sim/training_experiment.h.
+// DeDLOC: peers accumulate towards the global batch, then average and step (with or without delayed
+// parameter updates). DiLoCo: every worker runs `local_steps` steps of `local_batch` samples, then
+// the pseudo-gradients are averaged and the outer step applied.
+enum class TrainingMode { Dedloc, Diloco };  // "dedloc", "diloco"
+inline std::string_view to_string(TrainingMode m) { return m == TrainingMode::Dedloc ? "dedloc" : "diloco"; }
+
+struct TrainingSpec {
+  TrainingMode mode = TrainingMode::Dedloc;
+  bool dpu = false;                    // delayed parameter updates (DeDLOC only)
+  std::uint64_t micro_batch = 16;      // samples per env.compute() call
+  double duration_s = 48 * 3600.0;     // simulated wall time of a run
+  // Parameters + optimizer state downloaded by a joining peer, bytes per parameter: fp32
+  // parameters and two fp32 moments (Adam/LAMB) = 12.
+  double state_bytes_per_parameter = 12;
+  std::uint64_t state_chunk_bytes = 65536;  // hivemind streams state in 64 KiB chunks
+  std::uint64_t local_steps = 1;       // DiLoCo H
+  std::uint64_t local_batch = 0;       // DiLoCo samples per local step and worker
+  double metrics_interval_s = 1800;    // time-series bucket
+};
+
 struct Scenario {
   std::string name, description;
   std::string source;  // path (or name) it was loaded from
@@ -92,6 +113,7 @@ struct Scenario {
   std::vector<PairCap> pair_caps;  // in file order; at most one cap per ordered pair
   AveragingSpec averaging;
   std::vector<FailureSpec> failures;  // from "failures"
+  TrainingSpec training;              // from "training" (defaults when absent)
   traces::ChurnTrace churn;                            // from "churn_trace" (empty when absent)
   traces::BandwidthTrace bandwidth;                    // from "bandwidth_trace" (empty when absent)
   std::string churn_trace_path, bandwidth_trace_path;  // as resolved; empty when absent

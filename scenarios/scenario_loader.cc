@@ -514,6 +514,38 @@ void load_failures(Loader& L, const json& v, const std::string& path) {
   }
 }
 
+// How the collaboration trains: {mode, dpu, micro_batch, duration_s, state_bytes_per_parameter,
+// state_chunk_bytes, local_steps, local_batch, metrics_interval_s}.
+void load_training(Loader& L, const json& v, const std::string& path) {
+  const Fields f(L, v, path, "a training object",
+                 {"mode", "dpu", "micro_batch", "duration_s", "state_bytes_per_parameter", "state_chunk_bytes",
+                  "local_steps", "local_batch", "metrics_interval_s"});
+  TrainingSpec& t = L.sc.training;
+  if (const json* m = f.find("mode"))
+    t.mode = get_enum<TrainingMode>(L, *m, f.path("mode"), {{"dedloc", TrainingMode::Dedloc}, {"diloco", TrainingMode::Diloco}});
+  if (const json* d = f.find("dpu")) t.dpu = get_bool(L, *d, f.path("dpu"));
+  if (const json* m = f.find("micro_batch"))
+    t.micro_batch = get_uint(L, *m, f.path("micro_batch"), 1, UINT32_MAX, "a positive number of samples");
+  if (const json* d = f.find("duration_s")) {
+    t.duration_s = get_duration(L, *d, f.path("duration_s"), 1, "seconds");
+    if (!(t.duration_s > 0)) L.fail(f.path("duration_s"), "expected a positive duration");
+  }
+  if (const json* b = f.find("state_bytes_per_parameter"))
+    t.state_bytes_per_parameter = get_non_negative(L, *b, f.path("state_bytes_per_parameter"), "bytes per parameter");
+  if (const json* c = f.find("state_chunk_bytes"))
+    t.state_chunk_bytes = get_uint(L, *c, f.path("state_chunk_bytes"), 1, std::uint64_t{1} << 26, "a positive chunk size in bytes");
+  if (const json* h = f.find("local_steps"))
+    t.local_steps = get_uint(L, *h, f.path("local_steps"), 1, UINT32_MAX, "a positive number of local steps");
+  if (const json* b = f.find("local_batch"))
+    t.local_batch = get_uint(L, *b, f.path("local_batch"), 1, UINT32_MAX, "a positive number of samples");
+  if (const json* i = f.find("metrics_interval_s")) {
+    t.metrics_interval_s = get_duration(L, *i, f.path("metrics_interval_s"), 1, "seconds");
+    if (!(t.metrics_interval_s > 0)) L.fail(f.path("metrics_interval_s"), "expected a positive interval");
+  }
+  if (t.mode == TrainingMode::Diloco && t.local_batch == 0)
+    L.fail(f.path("local_batch"), "missing required field: DiLoCo needs samples per local step (local_batch)");
+}
+
 constexpr Section kSections[] = {
     {"name", true, "the scenario's name (a non-empty string)", load_name},
     {"description", false, "", load_description},
@@ -525,6 +557,7 @@ constexpr Section kSections[] = {
     {"churn_trace", false, "", load_churn_trace},
     {"bandwidth_trace", false, "", load_bandwidth_trace},
     {"failures", false, "", load_failures},
+    {"training", false, "", load_training},
 };
 
 // ---------------------------------------------------------------------------------------------

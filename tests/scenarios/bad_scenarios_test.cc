@@ -63,9 +63,9 @@ INSTANTIATE_TEST_SUITE_P(
             "unknown field \"uplaod_bps\" in a peer object; did you mean \"upload_bps\"? (allowed fields: "
             "bandwidth_bps, compute_sps, count, download_bps, failure_rate, join_s, latency_ms, leave_s, "
             "name, reachability, upload_bps)"},
-        BadScenario{"unknown_section.json", "training",
-                    "unknown field \"training\" in a scenario (allowed fields: averaging, bandwidth_trace, "
-                    "churn_trace, description, name, pair_caps, peers, seed, workload)"},
+        BadScenario{"unknown_section.json", "optimizer",
+                    "unknown field \"optimizer\" in a scenario (allowed fields: averaging, bandwidth_trace, "
+                    "churn_trace, description, failures, name, pair_caps, peers, seed, training, workload)"},
         BadScenario{"empty_peers.json", "peers", "expected at least one peer, got an empty array"},
         BadScenario{"truncated.json", "line 5, column 1",
                     "expected valid JSON: syntax error while parsing object key - unexpected end of input"},

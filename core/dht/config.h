@@ -1,0 +1,64 @@
+#pragma once
+// Every tunable of the DHT in one place, with hivemind's defaults (SPEC §6) where it has one and
+// the Kademlia paper's otherwise.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/env.h"
+
+namespace swarmlab::core::dht {
+
+struct DhtConfig {
+  // k: entries per bucket, contacts per reply, and how many closest nodes node and value lookups
+  // converge on.
+  std::size_t bucket_size = 20;
+  // α: requests a lookup keeps in flight (hivemind: "4 workers").
+  std::size_t parallelism = 4;
+  // Replicas per store: the value goes to this many of the closest nodes (hivemind: 5).
+  std::size_t num_replicas = 5;
+  // A request with no reply after this long has failed (hivemind DHTNode wait_timeout: 3 s).
+  Seconds request_timeout_s = 3.0;
+
+  // Failing peers are banned: the n-th consecutive failure (n = 0 for the first) bans the peer
+  // for blacklist_base_s · blacklist_backoff^n seconds (hivemind Blacklist: 5 · 2^n).
+  Seconds blacklist_base_s = 5.0;
+  double blacklist_backoff = 2.0;
+  // The exponent stops growing here, so a long-dead peer is retried about once per 5·2^10 s.
+  int blacklist_max_exponent = 10;
+
+  // A message whose sender time differs from ours by more than this is dropped (hivemind: 3 s).
+  Seconds clock_skew_tolerance_s = 3.0;
+
+  // Buckets not touched by a lookup for this long are refreshed with a lookup of a random id in
+  // them (Kademlia paper: one hour).
+  Seconds bucket_refresh_interval_s = 3600.0;
+  // A refresh lookup converges on this many nodes rather than k: its job is to fill one bucket
+  // with live nodes from that bucket's range, which the first rounds of a lookup into it already
+  // do; converging on the k closest to a random id would double the traffic of joins and refreshes.
+  std::size_t refresh_lookup_size = 8;
+  // How often the node checks for stale buckets and purges expired values.
+  Seconds maintenance_period_s = 60.0;
+  // Newcomers to a full bucket wait here (most recent first) for an entry to fail.
+  std::size_t replacement_cache_size = 20;
+  // A full bucket pings its least-recently-seen entry when a newcomer arrives, at most once per
+  // this interval and only if that entry was not heard from within it (routing_table.h). 0 pings
+  // on every newcomer, one ping per bucket at a time, as hivemind does.
+  Seconds bucket_ping_interval_s = 60.0;
+  // After bootstrap, also refresh the buckets farther than the closest neighbour (Kademlia §2.3).
+  bool refresh_far_buckets_on_join = true;
+
+  // A client-mode node answers nothing worth routing to (behind NAT, say): others do not add it
+  // to their routing tables. It still stores and gets.
+  bool client_mode = false;
+
+  // Limits on what a peer accepts; larger messages or fields are malformed.
+  std::size_t max_message_bytes = 1u << 20;
+  std::size_t max_value_bytes = 64u << 10;
+  std::size_t max_subkey_bytes = 1024;
+  std::size_t max_contacts_per_message = 256;
+  // Storage limits, so a peer cannot be made to hold unbounded state.
+  std::size_t max_stored_keys = 1u << 20;
+  std::size_t max_record_bytes = (1u << 20) - 4096;  // one record must fit in a reply
+};
+
+}  // namespace swarmlab::core::dht

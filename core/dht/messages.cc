@@ -1,0 +1,215 @@
+#include "core/dht/messages.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/service_ids.h"
+
+namespace swarmlab::core::dht {
+namespace {
+
+constexpr std::uint8_t kFlagClient = 1;
+constexpr std::uint8_t kRecordNone = 0, kRecordPlain = 1, kRecordDictionary = 2;
+// Smallest encodings, used to bound counts against the remaining input.
+constexpr std::size_t kMinContactBytes = NodeId::kBytes + 1;
+constexpr std::size_t kMinEntryBytes = 1 + 1 + 8;
+
+void put_id(Writer& w, const NodeId& id) {
+  const auto bytes = id.to_bytes();
+  w.raw(bytes);
+}
+
+NodeId get_id(Reader& r) {
+  return NodeId::from_bytes(std::span<const std::uint8_t, NodeId::kBytes>(r.raw(NodeId::kBytes).data(), NodeId::kBytes));
+}
+
+bool get_bool(Reader& r) {
+  const std::uint8_t b = r.u8();
+  if (b > 1) throw DecodeError("boolean byte " + std::to_string(b));
+  return b == 1;
+}
+
+double get_time(Reader& r) {
+  const double t = r.f64();
+  if (!std::isfinite(t)) throw DecodeError("non-finite time");
+  return t;
+}
+
+Bytes get_bytes(Reader& r, std::size_t max) {
+  auto s = r.bytes(max);
+  return Bytes(s.begin(), s.end());
+}
+
+void put_contacts(Writer& w, const std::vector<Contact>& contacts) {
+  w.varint(contacts.size());
+  for (const Contact& c : contacts) {
+    put_id(w, c.id);
+    w.varint(c.peer);
+  }
+}
+
+std::vector<Contact> get_contacts(Reader& r, const WireLimits& limits) {
+  const std::size_t n = r.count(kMinContactBytes);
+  if (n > limits.max_contacts) throw DecodeError(std::to_string(n) + " contacts exceed the limit");
+  std::vector<Contact> out(n);
+  for (Contact& c : out) {
+    c.id = get_id(r);
+    const std::uint64_t peer = r.varint();
+    if (peer > std::numeric_limits<PeerId>::max()) throw DecodeError("peer id out of range");
+    c.peer = static_cast<PeerId>(peer);
+  }
+  return out;
+}
+
+void put_record(Writer& w, const std::optional<Record>& record) {
+  if (!record) {
+    w.u8(kRecordNone);
+  } else if (!record->is_dictionary()) {
+    w.u8(kRecordPlain);
+    w.bytes(record->value().value);
+    w.f64(record->value().expiration);
+  } else {
+    w.u8(kRecordDictionary);
+    w.varint(record->dictionary().size());
+    for (const auto& [subkey, v] : record->dictionary()) {
+      w.bytes(subkey);
+      w.bytes(v.value);
+      w.f64(v.expiration);
+    }
+  }
+}
+
+std::optional<Record> get_record(Reader& r, const WireLimits& limits) {
+  switch (r.u8()) {
+    case kRecordNone:
+      return std::nullopt;
+    case kRecordPlain: {
+      TimedValue v;
+      v.value = get_bytes(r, limits.max_value_bytes);
+      v.expiration = get_time(r);
+      return Record(std::move(v));
+    }
+    case kRecordDictionary: {
+      const std::size_t n = r.count(kMinEntryBytes);
+      if (n == 0) throw DecodeError("empty dictionary");
+      Dictionary d;
+      for (std::size_t i = 0; i < n; ++i) {
+        Bytes subkey = get_bytes(r, limits.max_subkey_bytes);
+        TimedValue v;
+        v.value = get_bytes(r, limits.max_value_bytes);
+        v.expiration = get_time(r);
+        if (!d.empty() && !BytesLess{}(d.rbegin()->first, subkey)) throw DecodeError("dictionary subkeys not ascending");
+        d.emplace_hint(d.end(), std::move(subkey), std::move(v));
+      }
+      return Record(std::move(d));
+    }
+    default:
+      throw DecodeError("unknown record tag");
+  }
+}
+
+// An upper bound on the encoded size, so encoding allocates once.
+std::size_t size_bound(const DhtMessage& m) {
+  std::size_t n = 64 + m.contacts.size() * (NodeId::kBytes + 5) + m.value.value.size();
+  if (m.subkey) n += 10 + m.subkey->size();
+  if (m.record) {
+    if (!m.record->is_dictionary()) {
+      n += 20 + m.record->value().value.size();
+    } else {
+      for (const auto& [subkey, v] : m.record->dictionary()) n += 28 + subkey.size() + v.value.size();
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+void encode(const DhtMessage& m, std::vector<std::uint8_t>& out) {
+  out.reserve(out.size() + size_bound(m));
+  Writer w(out);
+  w.u8(static_cast<std::uint8_t>(Service::Dht));
+  w.u8(static_cast<std::uint8_t>(m.kind));
+  w.u8(m.sender_is_client ? kFlagClient : 0);
+  w.varint(m.request_id);
+  put_id(w, m.sender);
+  w.f64(m.sender_time);
+  switch (m.kind) {
+    case MessageKind::PingRequest:
+    case MessageKind::PingResponse:
+      break;
+    case MessageKind::FindNodeRequest:
+    case MessageKind::FindValueRequest:
+      put_id(w, m.target);
+      break;
+    case MessageKind::FindNodeResponse:
+      put_contacts(w, m.contacts);
+      break;
+    case MessageKind::FindValueResponse:
+      put_record(w, m.record);
+      put_contacts(w, m.contacts);
+      break;
+    case MessageKind::StoreRequest:
+      put_id(w, m.target);
+      w.u8(m.subkey ? 1 : 0);
+      if (m.subkey) w.bytes(*m.subkey);
+      w.bytes(m.value.value);
+      w.f64(m.value.expiration);
+      break;
+    case MessageKind::StoreResponse:
+      w.u8(m.stored ? 1 : 0);
+      break;
+  }
+}
+
+std::vector<std::uint8_t> encode(const DhtMessage& m) {
+  std::vector<std::uint8_t> out;
+  encode(m, out);
+  return out;
+}
+
+DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits) {
+  if (bytes.size() > limits.max_message_bytes)
+    throw DecodeError("message of " + std::to_string(bytes.size()) + " bytes exceeds the limit");
+  Reader r(bytes);
+  if (r.u8() != static_cast<std::uint8_t>(Service::Dht)) throw DecodeError("not a DHT message");
+  DhtMessage m;
+  const std::uint8_t kind = r.u8();
+  if (kind < 1 || kind > 8) throw DecodeError("unknown DHT message kind " + std::to_string(kind));
+  m.kind = static_cast<MessageKind>(kind);
+  const std::uint8_t flags = r.u8();
+  if (flags & ~kFlagClient) throw DecodeError("unknown flags");
+  m.sender_is_client = flags & kFlagClient;
+  m.request_id = r.varint();
+  m.sender = get_id(r);
+  m.sender_time = get_time(r);
+  switch (m.kind) {
+    case MessageKind::PingRequest:
+    case MessageKind::PingResponse:
+      break;
+    case MessageKind::FindNodeRequest:
+    case MessageKind::FindValueRequest:
+      m.target = get_id(r);
+      break;
+    case MessageKind::FindNodeResponse:
+      m.contacts = get_contacts(r, limits);
+      break;
+    case MessageKind::FindValueResponse:
+      m.record = get_record(r, limits);
+      m.contacts = get_contacts(r, limits);
+      break;
+    case MessageKind::StoreRequest:
+      m.target = get_id(r);
+      if (get_bool(r)) m.subkey = get_bytes(r, limits.max_subkey_bytes);
+      m.value.value = get_bytes(r, limits.max_value_bytes);
+      m.value.expiration = get_time(r);
+      break;
+    case MessageKind::StoreResponse:
+      m.stored = get_bool(r);
+      break;
+  }
+  r.finish();
+  return m;
+}
+
+}  // namespace swarmlab::core::dht

@@ -1,0 +1,449 @@
+#include "core/dht/node.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace swarmlab::core::dht {
+
+struct DhtNode::Lookup {
+  Lookup(NodeId target, std::size_t k, std::size_t alpha) : shortlist(target, k, alpha) {}
+  bool find_value = false;
+  GetOptions options;
+  Shortlist shortlist;
+  Seconds started = 0;
+  LookupStats stats;
+  std::optional<Record> found;  // FIND_VALUE: the merge of every record returned so far
+  std::size_t value_responses = 0;
+  int value_hop = -1;  // hop of the first node that returned the value
+  LookupDone done;
+};
+
+struct DhtNode::StoreOp {
+  NodeId key;
+  std::optional<Bytes> subkey;
+  TimedValue value;
+  std::vector<Contact> targets;  // closest first; those past the first `wanted` are spares
+  std::size_t wanted = 0;        // remote replicas still to fill
+  std::size_t next = 0;
+  std::size_t outstanding = 0;
+  std::size_t answered = 0;
+  std::size_t accepted = 0;
+  LookupStats lookup;
+  StoreCallback done;
+};
+
+DhtNode::DhtNode(Environment& env, NodeId id, DhtConfig config)
+    : env_(env),
+      id_(id),
+      config_(config),
+      limits_(WireLimits::from(config)),
+      table_(id, config.bucket_size, config.replacement_cache_size, config.bucket_ping_interval_s),
+      storage_(config.max_stored_keys, config.max_record_bytes),
+      blacklist_(config.blacklist_base_s, config.blacklist_backoff, config.blacklist_max_exponent) {}
+
+DhtNode::~DhtNode() { *alive_ = false; }
+
+void DhtNode::later(Seconds delay, std::function<void()> fn) {
+  env_.schedule(delay, [alive = alive_, fn = std::move(fn)] {
+    if (*alive) fn();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messaging
+
+DhtMessage DhtNode::header(MessageKind kind, std::uint64_t request_id) const {
+  DhtMessage m;
+  m.kind = kind;
+  m.sender_is_client = config_.client_mode;
+  m.request_id = request_id;
+  m.sender = id_;
+  m.sender_time = env_.now();
+  return m;
+}
+
+void DhtNode::send(PeerId to, const DhtMessage& m) {
+  Message msg;
+  encode(m, msg.bytes);
+  ++stats_.messages_sent;
+  stats_.bytes_sent += msg.wire_size();
+  env_.send(to, std::move(msg));
+}
+
+bool DhtNode::send_request(PeerId to, std::optional<NodeId> expected, DhtMessage m, ReplyHandler on_reply) {
+  if (to == env_.self() || blacklist_.is_banned(to, env_.now())) return false;
+  const std::uint64_t rid = next_request_id_++;
+  m.request_id = rid;
+  Pending& p = pending_[rid];
+  p.peer = to;
+  p.expected = expected;
+  p.expect = response_to(m.kind);
+  p.on_reply = std::move(on_reply);
+  p.deadline = env_.now() + config_.request_timeout_s;
+  arm_timeout();
+  ++stats_.requests_sent;
+  if (m.kind == MessageKind::FindNodeRequest || m.kind == MessageKind::FindValueRequest) ++stats_.find_requests;
+  if (m.kind == MessageKind::StoreRequest) ++stats_.store_requests;
+  send(to, m);
+  return true;
+}
+
+void DhtNode::fail_request(std::uint64_t request_id) {
+  auto it = pending_.find(request_id);
+  if (it == pending_.end()) return;
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  ++stats_.requests_failed;
+  // hivemind: a node that fails to answer leaves the routing table and is banned for a while.
+  blacklist_.register_failure(p.peer, env_.now());
+  if (p.expected) table_.remove(*p.expected);
+  p.on_reply(nullptr, p);
+}
+
+void DhtNode::arm_timeout() {
+  if (timeout_armed_ || pending_.empty()) return;
+  timeout_armed_ = true;
+  later(std::max(0.0, pending_.begin()->second.deadline - env_.now()), [this] {
+    timeout_armed_ = false;
+    expire_requests();
+  });
+}
+
+void DhtNode::expire_requests() {
+  while (!pending_.empty() && pending_.begin()->second.deadline <= env_.now()) fail_request(pending_.begin()->first);
+  arm_timeout();
+}
+
+void DhtNode::link_failed(PeerId peer) {
+  std::vector<std::uint64_t> failed;
+  for (const auto& [rid, p] : pending_)
+    if (p.peer == peer) failed.push_back(rid);
+  for (std::uint64_t rid : failed) fail_request(rid);
+}
+
+bool DhtNode::handle(PeerId from, std::span<const std::uint8_t> bytes) {
+  ++stats_.messages_received;
+  stats_.bytes_received += bytes.size() + kFrameHeaderBytes;
+  DhtMessage m;
+  try {
+    m = decode(bytes, limits_);
+  } catch (const DecodeError&) {
+    ++stats_.dropped_malformed;
+    return false;
+  }
+  if (!(std::abs(m.sender_time - env_.now()) <= config_.clock_skew_tolerance_s)) {
+    ++stats_.dropped_clock_skew;
+    return false;
+  }
+  if (m.sender == id_ || from == env_.self()) {
+    ++stats_.dropped_unexpected;
+    return false;
+  }
+  if (is_request(m.kind)) {
+    answer(from, m);
+    return true;
+  }
+  auto it = pending_.find(m.request_id);
+  if (it == pending_.end() || it->second.peer != from || it->second.expect != m.kind) {
+    ++stats_.dropped_unexpected;
+    return false;
+  }
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  // Someone else now answers at that address: the entry we had for it is stale.
+  if (p.expected && *p.expected != m.sender) table_.remove(*p.expected);
+  heard_from(from, m);
+  p.on_reply(&m, p);
+  return true;
+}
+
+void DhtNode::heard_from(PeerId peer, const DhtMessage& m) {
+  blacklist_.register_success(peer);
+  if (m.sender_is_client) return;
+  const RoutingTable::UpdateResult r = table_.update(Contact{m.sender, peer}, env_.now());
+  if (!r.ping) return;
+  // The bucket is full: keep the old entry unless it fails to answer a ping (fail_request then
+  // removes it, which promotes the newcomer from the replacement cache).
+  const Contact lru = *r.ping;
+  if (send_request(lru.peer, lru.id, header(MessageKind::PingRequest, 0), [](const DhtMessage*, const Pending&) {}))
+    ++stats_.liveness_pings;
+  else
+    table_.remove(lru.id);  // banned: as good as failed
+}
+
+void DhtNode::answer(PeerId from, const DhtMessage& request) {
+  heard_from(from, request);
+  DhtMessage r = header(response_to(request.kind), request.request_id);
+  switch (request.kind) {
+    case MessageKind::FindNodeRequest:
+      table_.closest(request.target, config_.bucket_size, &request.sender, r.contacts);
+      break;
+    case MessageKind::FindValueRequest:
+      if (const Record* held = storage_.find(request.target, env_.now())) r.record = *held;
+      table_.closest(request.target, config_.bucket_size, &request.sender, r.contacts);
+      break;
+    case MessageKind::StoreRequest:
+      r.stored = storage_.store(request.target, request.subkey ? &*request.subkey : nullptr, request.value,
+                                env_.now());
+      break;
+    default:
+      break;
+  }
+  send(from, r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Iterative lookups
+
+void DhtNode::start_lookup(const NodeId& target, bool find_value, std::size_t window, GetOptions options,
+                           std::optional<Record> local, LookupDone done) {
+  const std::uint64_t id = next_lookup_id_++;
+  auto lookup = std::make_unique<Lookup>(target, std::max<std::size_t>(window, 1), config_.parallelism);
+  lookup->find_value = find_value;
+  lookup->options = options;
+  lookup->started = env_.now();
+  lookup->done = std::move(done);
+  if (local) {
+    lookup->found = std::move(local);
+    lookup->value_responses = 1;
+    lookup->value_hop = 0;
+  }
+  for (const Contact& c : table_.closest(target, config_.bucket_size)) lookup->shortlist.add(c, 1);
+  table_.mark_looked_up(target, env_.now());
+  ++stats_.lookups;
+  lookups_.emplace(id, std::move(lookup));
+  // Start on the next event, so callbacks never run inside the public call that started it.
+  later(0, [this, id] { pump(id); });
+}
+
+void DhtNode::pump(std::uint64_t lookup_id) {
+  auto it = lookups_.find(lookup_id);
+  if (it == lookups_.end()) return;
+  Lookup& l = *it->second;
+  if (l.find_value && l.value_responses >= std::max<std::size_t>(1, l.options.sufficient_responses)) {
+    finish_lookup(lookup_id);
+    return;
+  }
+  const MessageKind kind = l.find_value ? MessageKind::FindValueRequest : MessageKind::FindNodeRequest;
+  while (const Shortlist::Candidate* c = l.shortlist.next()) {
+    const Contact contact = c->contact(l.shortlist.target());
+    DhtMessage m = header(kind, 0);
+    m.target = l.shortlist.target();
+    const bool sent = send_request(contact.peer, contact.id, std::move(m),
+                                   [this, lookup_id](const DhtMessage* reply, const Pending& request) {
+                                     lookup_reply(lookup_id, *request.expected, reply);
+                                   });
+    if (sent) {
+      l.shortlist.sent(contact.id);
+      ++l.stats.requests;
+    } else {
+      l.shortlist.failed(contact.id);
+      ++l.stats.failures;
+    }
+  }
+  if (l.shortlist.converged()) finish_lookup(lookup_id);
+}
+
+void DhtNode::lookup_reply(std::uint64_t lookup_id, const NodeId& asked, const DhtMessage* reply) {
+  auto it = lookups_.find(lookup_id);
+  if (it == lookups_.end()) return;  // finished already; a late reply only refreshed the table
+  Lookup& l = *it->second;
+  if (!reply) {
+    l.shortlist.failed(asked);
+    ++l.stats.failures;
+    pump(lookup_id);
+    return;
+  }
+  const Shortlist::Candidate* c = l.shortlist.find(asked);
+  const int hop = c ? c->hop : 1;
+  l.shortlist.responded(asked);
+  std::size_t taken = 0;
+  for (const Contact& contact : reply->contacts) {
+    if (taken++ == config_.bucket_size) break;
+    if (contact.id == id_ || contact.peer == env_.self()) continue;
+    l.shortlist.add(contact, hop + 1);
+  }
+  if (l.find_value && reply->record) {
+    Record r = *reply->record;
+    if (r.drop_expired(env_.now())) {
+      if (!l.found) {
+        l.found = std::move(r);
+      } else {
+        l.found->merge(r);
+      }
+      if (l.value_hop < 0) l.value_hop = hop;
+      ++l.value_responses;
+    }
+  }
+  pump(lookup_id);
+}
+
+void DhtNode::finish_lookup(std::uint64_t lookup_id) {
+  auto it = lookups_.find(lookup_id);
+  if (it == lookups_.end()) return;
+  std::unique_ptr<Lookup> l = std::move(it->second);
+  lookups_.erase(it);
+  l->stats.latency_s = env_.now() - l->started;
+  if (l->find_value && l->value_hop >= 0) {
+    l->stats.hops = l->value_hop;
+  } else {
+    int hops = 0;
+    for (const auto& c : l->shortlist.candidates())
+      if (c.state == Shortlist::State::Responded) {
+        hops = c.hop;  // the closest node that answered
+        break;
+      }
+    l->stats.hops = hops;
+  }
+  l->done(*l);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public operations
+
+void DhtNode::bootstrap(std::vector<PeerId> initial, BootstrapCallback done) {
+  if (!maintaining_) {
+    maintaining_ = true;
+    // A random phase keeps thousands of nodes from maintaining in lockstep.
+    later(config_.maintenance_period_s * (0.5 + env_.rng().uniform()), [this] { maintenance(); });
+  }
+  std::sort(initial.begin(), initial.end());
+  initial.erase(std::unique(initial.begin(), initial.end()), initial.end());
+
+  struct Join {
+    std::size_t outstanding = 0;
+    bool any = false;
+    BootstrapCallback done;
+  };
+  auto join = std::make_shared<Join>();
+  join->done = std::move(done);
+  auto pinged = [this, join] {
+    if (!join->any) {
+      join->done(false);
+      return;
+    }
+    find_nodes(id_, [this, join](std::vector<Contact>, const LookupStats&) {
+      if (config_.refresh_far_buckets_on_join) {
+        const int closest = table_.closest_bucket();
+        if (closest >= 0)
+          for (int i = closest + 1; i < NodeId::kBits; ++i) refresh_bucket(i);
+      }
+      join->done(true);
+    });
+  };
+  for (PeerId p : initial) {
+    const bool sent = send_request(p, std::nullopt, header(MessageKind::PingRequest, 0),
+                                   [join, pinged](const DhtMessage* reply, const Pending&) {
+                                     if (reply) join->any = true;
+                                     if (--join->outstanding == 0) pinged();
+                                   });
+    if (sent) ++join->outstanding;
+  }
+  if (join->outstanding == 0) later(0, pinged);
+}
+
+void DhtNode::store(std::string_view key, Bytes value, Seconds expiration, StoreCallback done) {
+  store_id(NodeId::of_key(key), std::nullopt, TimedValue{std::move(value), expiration}, std::move(done));
+}
+
+void DhtNode::store(std::string_view key, Bytes subkey, Bytes value, Seconds expiration, StoreCallback done) {
+  store_id(NodeId::of_key(key), std::move(subkey), TimedValue{std::move(value), expiration}, std::move(done));
+}
+
+void DhtNode::store_id(const NodeId& key, std::optional<Bytes> subkey, TimedValue value, StoreCallback done) {
+  auto op = std::make_shared<StoreOp>();
+  op->key = key;
+  op->subkey = std::move(subkey);
+  op->value = std::move(value);
+  op->done = std::move(done);
+  start_lookup(key, false, config_.num_replicas, {}, std::nullopt, [this, op](Lookup& l) {
+    op->lookup = l.stats;
+    op->targets = l.shortlist.closest_responded(config_.bucket_size);
+    // This node holds a replica itself when it is among the num_replicas closest.
+    std::size_t ahead = 0;
+    for (const Contact& c : op->targets)
+      if (ahead < config_.num_replicas && closer(op->key, c.id, id_)) ++ahead;
+    op->wanted = config_.num_replicas;
+    if (ahead < config_.num_replicas && op->wanted > 0) {
+      --op->wanted;
+      if (storage_.store(op->key, op->subkey ? &*op->subkey : nullptr, op->value, env_.now())) ++op->accepted;
+    }
+    store_next(op);
+  });
+}
+
+void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
+  while (op->answered + op->outstanding < op->wanted && op->next < op->targets.size()) {
+    const Contact target = op->targets[op->next++];
+    DhtMessage m = header(MessageKind::StoreRequest, 0);
+    m.target = op->key;
+    m.subkey = op->subkey;
+    m.value = op->value;
+    const bool sent = send_request(target.peer, target.id, std::move(m), [this, op](const DhtMessage* reply, const Pending&) {
+      --op->outstanding;
+      if (reply) {
+        ++op->answered;
+        if (reply->stored) ++op->accepted;
+      }
+      store_next(op);  // a failed replica is replaced by the next closest node
+    });
+    if (sent) ++op->outstanding;
+  }
+  if (op->outstanding == 0 && op->done) {
+    StoreCallback done = std::move(op->done);
+    op->done = nullptr;
+    done(StoreResult{op->accepted > 0, op->accepted, op->lookup});
+  }
+}
+
+void DhtNode::get(std::string_view key, GetCallback done, GetOptions options) {
+  get_id(NodeId::of_key(key), std::move(done), options);
+}
+
+void DhtNode::get_id(const NodeId& key, GetCallback done, GetOptions options) {
+  std::optional<Record> local;
+  if (const Record* held = storage_.find(key, env_.now())) local = *held;
+  if (local && options.sufficient_responses <= 1) {
+    later(0, [done = std::move(done), local = std::move(local)]() mutable { done(std::move(local), LookupStats{}); });
+    return;
+  }
+  start_lookup(key, true, config_.bucket_size, options, std::move(local),
+               [done = std::move(done)](Lookup& l) { done(std::move(l.found), l.stats); });
+}
+
+void DhtNode::find_nodes(const NodeId& target, FindCallback done) {
+  start_lookup(target, false, config_.bucket_size, {}, std::nullopt, [this, done = std::move(done)](Lookup& l) {
+    done(l.shortlist.closest_responded(config_.bucket_size), l.stats);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Maintenance
+
+void DhtNode::refresh_bucket(int index) {
+  start_lookup(random_id_in_bucket(id_, index, env_.rng()), false, config_.refresh_lookup_size, {}, std::nullopt,
+               [](Lookup&) {});
+}
+
+void DhtNode::maintenance() {
+  const Seconds now = env_.now();
+  storage_.purge(now);
+  const Seconds longest_ban = config_.blacklist_base_s * std::pow(config_.blacklist_backoff, config_.blacklist_max_exponent);
+  blacklist_.forget_older_than(now - longest_ban);
+  for (int index : table_.stale_buckets(now, config_.bucket_refresh_interval_s)) refresh_bucket(index);
+  later(config_.maintenance_period_s, [this] { maintenance(); });
+}
+
+RoutingTableHealth DhtNode::health() const {
+  RoutingTableHealth h;
+  h.entries = table_.size();
+  h.nonempty_buckets = table_.nonempty_buckets();
+  h.replacements = table_.replacement_count();
+  h.banned_peers = blacklist_.size();
+  h.stored_keys = storage_.size();
+  h.pending_requests = pending_.size();
+  h.active_lookups = lookups_.size();
+  return h;
+}
+
+}  // namespace swarmlab::core::dht

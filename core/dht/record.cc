@@ -1,0 +1,77 @@
+#include "core/dht/record.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace swarmlab::core::dht {
+namespace {
+constexpr std::size_t kEntryOverhead = 32;
+}
+
+Seconds Record::expiration() const {
+  if (!is_dictionary()) return value().expiration;
+  Seconds latest = -std::numeric_limits<Seconds>::infinity();
+  for (const auto& [subkey, v] : dictionary()) latest = std::max(latest, v.expiration);
+  return latest;
+}
+
+bool Record::drop_expired(Seconds now) {
+  if (!is_dictionary()) return value().expiration > now;
+  auto& d = std::get<Dictionary>(content_);
+  std::erase_if(d, [now](const auto& entry) { return entry.second.expiration <= now; });
+  return !d.empty();
+}
+
+std::size_t Record::footprint() const {
+  if (!is_dictionary()) return kEntryOverhead + value().value.size();
+  std::size_t bytes = kEntryOverhead;
+  for (const auto& [subkey, v] : dictionary()) bytes += kEntryOverhead + subkey.size() + v.value.size();
+  return bytes;
+}
+
+bool Record::merge_plain(const TimedValue& incoming) {
+  if (!is_dictionary()) {
+    const TimedValue& held = value();
+    if (incoming.expiration > held.expiration) {
+      content_ = incoming;
+      return true;
+    }
+    return incoming == held;
+  }
+  if (incoming.expiration > expiration()) {
+    content_ = incoming;
+    return true;
+  }
+  return false;
+}
+
+bool Record::merge_subkey(const Bytes& subkey, const TimedValue& incoming) {
+  if (!is_dictionary()) {
+    if (value().expiration >= incoming.expiration) return false;
+    content_ = Dictionary{{subkey, incoming}};
+    return true;
+  }
+  auto& d = std::get<Dictionary>(content_);
+  auto [it, inserted] = d.try_emplace(subkey, incoming);
+  if (inserted) return true;
+  if (incoming.expiration > it->second.expiration) {
+    it->second = incoming;
+    return true;
+  }
+  return incoming == it->second;
+}
+
+void Record::merge(const Record& other) {
+  if (!other.is_dictionary()) {
+    merge_plain(other.value());
+    return;
+  }
+  for (const auto& [subkey, v] : other.dictionary()) merge_subkey(subkey, v);
+}
+
+Record make_record(const Bytes* subkey, TimedValue value) {
+  if (!subkey) return Record(std::move(value));
+  return Record(Dictionary{{*subkey, std::move(value)}});
+}
+
+}  // namespace swarmlab::core::dht

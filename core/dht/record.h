@@ -1,0 +1,73 @@
+#pragma once
+// What the DHT stores under a key: a plain value or a dictionary of subkeys, each with an absolute
+// expiration time (SPEC §2.5). The same merge rules serve the storage of a node and a lookup that
+// combines the answers of several replicas, so both agree on which version wins:
+// - a newer expiration replaces an older one; on a tie the value already held stays;
+// - a plain value replaces a dictionary only if it expires later than every subkey in it;
+// - a subkey stored over a plain value replaces it (with a one-entry dictionary) only if the
+//   subkey expires later than the plain value.
+#include <cstdint>
+#include <map>
+#include <variant>
+#include <vector>
+
+#include "core/env.h"
+
+namespace swarmlab::core::dht {
+
+using Bytes = std::vector<std::uint8_t>;
+
+struct TimedValue {
+  Bytes value;
+  Seconds expiration = 0;
+  friend bool operator==(const TimedValue&, const TimedValue&) = default;
+};
+
+// Byte-wise lexicographic order. Spelled out because GCC 12 warns falsely (-Wstringop-overread)
+// on std::less<std::vector<std::uint8_t>>.
+struct BytesLess {
+  bool operator()(const Bytes& a, const Bytes& b) const {
+    const std::size_t n = a.size() < b.size() ? a.size() : b.size();
+    for (std::size_t i = 0; i < n; ++i)
+      if (a[i] != b[i]) return a[i] < b[i];
+    return a.size() < b.size();
+  }
+};
+
+// Subkey → value. Ordered, so encoding and iteration are deterministic.
+using Dictionary = std::map<Bytes, TimedValue, BytesLess>;
+
+class Record {
+ public:
+  Record() = default;
+  explicit Record(TimedValue value) : content_(std::move(value)) {}
+  explicit Record(Dictionary dictionary) : content_(std::move(dictionary)) {}
+
+  bool is_dictionary() const { return std::holds_alternative<Dictionary>(content_); }
+  const TimedValue& value() const { return std::get<TimedValue>(content_); }
+  const Dictionary& dictionary() const { return std::get<Dictionary>(content_); }
+
+  // Plain: its expiration. Dictionary: the latest subkey expiration (-inf when empty).
+  Seconds expiration() const;
+  // Removes expired parts (expiration <= now); returns false when nothing is left.
+  bool drop_expired(Seconds now);
+  // Bytes of values and subkeys held, plus a fixed overhead per entry (for storage limits).
+  std::size_t footprint() const;
+
+  // Applies the merge rules above. Each returns true if the record changed or already held exactly
+  // this version (so a repeated store is acknowledged), false if a newer version wins.
+  bool merge_plain(const TimedValue& incoming);
+  bool merge_subkey(const Bytes& subkey, const TimedValue& incoming);
+  // Merges every part of `other` (a plain value, or each subkey of a dictionary).
+  void merge(const Record& other);
+
+  friend bool operator==(const Record&, const Record&) = default;
+
+ private:
+  std::variant<TimedValue, Dictionary> content_;
+};
+
+// Builds a record holding one value (plain when `subkey` is null).
+Record make_record(const Bytes* subkey, TimedValue value);
+
+}  // namespace swarmlab::core::dht

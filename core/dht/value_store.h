@@ -1,0 +1,41 @@
+#pragma once
+// A node's local storage: key id → Record, applying the merge rules of record.h. Expired values
+// are never returned; they are dropped when read and purged lazily from a heap of expirations.
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "core/dht/node_id.h"
+#include "core/dht/record.h"
+
+namespace swarmlab::core::dht {
+
+class ValueStore {
+ public:
+  ValueStore(std::size_t max_keys, std::size_t max_record_bytes)
+      : max_keys_(max_keys), max_record_bytes_(max_record_bytes) {}
+
+  // Stores a plain value (subkey == nullptr) or one subkey of a dictionary. Returns false when
+  // the value is already expired, a newer version is held, or a storage limit would be exceeded.
+  bool store(const NodeId& key, const Bytes* subkey, const TimedValue& value, Seconds now);
+  // The live record under `key`, or nullptr. Drops what has expired first.
+  const Record* find(const NodeId& key, Seconds now);
+  // Removes everything that expired at or before `now`.
+  void purge(Seconds now);
+
+  std::size_t size() const { return records_.size(); }
+
+ private:
+  struct Expiry {
+    Seconds at;
+    NodeId key;
+    bool operator>(const Expiry& o) const { return at > o.at || (at == o.at && key > o.key); }
+  };
+  std::size_t max_keys_;
+  std::size_t max_record_bytes_;
+  std::map<NodeId, Record> records_;
+  std::vector<Expiry> expiries_;  // min-heap; may hold stale entries for keys since refreshed
+};
+
+}  // namespace swarmlab::core::dht

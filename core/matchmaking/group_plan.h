@@ -1,0 +1,34 @@
+#pragma once
+// From an assembled group to the averaging round it runs: each member attaches its capacity to
+// its join request (Matchmaker::set_gathered(encode_capacity(...))), every member decodes the same
+// capacities in the same order, and so computes the same roles and the same RoundPlan.
+//
+//   auto roles = averaging::assign_roles(averaging::Strategy::AllReduce, group_capacities(group));
+//   auto plan = plan_for_group(group, roles, length, codec::Codec::Fp16);
+//
+// Capacity encoding: u8 version (1), f64 compute_sps, f64 download_bps, f64 upload_bps, u8 client_mode.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/averaging/role_assignment.h"
+#include "core/averaging/round_plan.h"
+#include "core/matchmaking/group.h"
+#include "core/planner/planner.h"
+
+namespace swarmlab::core::matchmaking {
+
+std::vector<std::uint8_t> encode_capacity(const planner::PeerCapacity& c);
+// Throws DecodeError on anything else (negative or non-finite rates included).
+planner::PeerCapacity decode_capacity(std::span<const std::uint8_t> bytes);
+
+// The members' capacities, in group order. A member whose attachment does not decode is taken to
+// have no compute and no bandwidth (it neither sends nor reduces); client mode comes from the group.
+planner::PlannerInput group_capacities(const Group& group);
+
+// make_round_plan over the group's members: round id = group id, member i of `roles` is
+// group.members[i].
+averaging::RoundPlan plan_for_group(const Group& group, const averaging::RoleAssignment& roles, std::uint64_t length,
+                                    codec::Codec codec, std::uint64_t part_bytes = averaging::kDefaultPartBytes);
+
+}  // namespace swarmlab::core::matchmaking

@@ -1,0 +1,431 @@
+#include "core/matchmaking/matchmaker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include "core/matchmaking/declaration.h"
+#include "core/matchmaking/group_key.h"
+#include "core/wire.h"
+
+namespace swarmlab::core::matchmaking {
+
+namespace {
+constexpr Seconds kInfinity = std::numeric_limits<double>::infinity();
+
+bool earlier(Seconds a_exp, PeerId a, Seconds b_exp, PeerId b) { return a_exp < b_exp || (a_exp == b_exp && a < b); }
+}  // namespace
+
+Matchmaker::Matchmaker(Environment& env, dht::DhtNode& dht, MatchmakingConfig config)
+    : env_(env), dht_(dht), config_(std::move(config)), bits_(config_.initial_bits) {
+  (void)group_key(config_.prefix, bits_);  // validates the bits
+  if (config_.target_group_size < 2) throw std::invalid_argument("matchmaking: target group size must be at least 2");
+  if (config_.min_group_size < 2 || config_.min_group_size > config_.target_group_size)
+    throw std::invalid_argument("matchmaking: min group size must be in [2, target group size]");
+  if (!(config_.min_matchmaking_time > 0) || !(config_.request_timeout > 0) || !(config_.search_period > 0))
+    throw std::invalid_argument("matchmaking: times must be positive");
+}
+
+Matchmaker::~Matchmaker() {
+  *alive_ = false;
+  for (TimerHandle t : {give_up_timer_, deadline_timer_, request_timer_, fetch_timer_}) env_.cancel(t);
+}
+
+std::string Matchmaker::current_key() const { return group_key(config_.prefix, bits_); }
+
+void Matchmaker::send(PeerId to, const MatchmakingMessage& m) { env_.send(to, Message{encode(m), 0}); }
+
+// ---------------------------------------------------------------------------------------------
+// Starting and stopping
+
+void Matchmaker::look_for_group(GroupCallback done, Seconds timeout) {
+  if (looking_) throw std::logic_error("matchmaking: already looking for a group");
+  looking_ = true;
+  giving_up_ = false;
+  done_ = std::move(done);
+  candidates_.clear();
+  asked_.clear();
+  suggested_.reset();
+  if (std::isfinite(timeout)) give_up_timer_ = env_.schedule(std::max(0.0, timeout), [this] {
+      give_up_timer_ = 0;
+      give_up();
+    });
+  if (!config_.client_mode) declare();
+  fetch();
+}
+
+void Matchmaker::cancel() {
+  if (!looking_) return;
+  if (leader_) send(*leader_, make_message(MessageKind::Leave, request_id_));
+  disband_followers(std::nullopt);
+  finish(std::nullopt);
+}
+
+void Matchmaker::give_up() {
+  if (!looking_) return;
+  if (following()) {  // our leader begins by its expiration: wait for it, then stop
+    giving_up_ = true;
+    return;
+  }
+  if (!config_.client_mode && followers_.size() + 1 >= config_.min_group_size) {
+    if (requesting()) {
+      send(*leader_, make_message(MessageKind::Leave, request_id_));
+      env_.cancel(request_timer_);
+      leader_.reset();
+    }
+    begin_group();
+    return;
+  }
+  cancel();
+}
+
+void Matchmaker::finish(std::optional<Group> group) {
+  looking_ = false;
+  giving_up_ = false;
+  for (TimerHandle t : {give_up_timer_, deadline_timer_, request_timer_, fetch_timer_}) env_.cancel(t);
+  give_up_timer_ = deadline_timer_ = request_timer_ = fetch_timer_ = 0;
+  withdraw();
+  leader_.reset();
+  accepted_ = false;
+  followers_.clear();
+  if (group) {
+    ++stats_.groups;
+    // The shift register: a distinct index per member, the same at every member.
+    const auto me = group->index_of(env_.self());
+    const auto indices = member_indices(group->group_id, group->size(), config_.target_group_size);
+    bits_ = next_bits(bits_, indices[*me], index_bits(std::max(config_.target_group_size, group->size())));
+  } else {
+    ++stats_.failures;
+  }
+  GroupCallback done = std::move(done_);
+  done_ = nullptr;
+  if (done) done(std::move(group));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+
+void Matchmaker::store_declaration(const std::string& key, Seconds expiration, bool looking) {
+  // A withdrawal must outlive (and so replace) the declaration it cancels.
+  const Seconds dht_expiration = looking ? expiration : std::nextafter(expiration, kInfinity);
+  dht_.store(key, peer_subkey(env_.self()), encode_declaration({expiration, looking}), dht_expiration,
+             [](const dht::StoreResult&) {});
+}
+
+void Matchmaker::declare() {
+  declared_key_ = current_key();
+  declared_expiration_ = env_.now() + config_.min_matchmaking_time;
+  store_declaration(declared_key_, declared_expiration_, true);
+  env_.cancel(deadline_timer_);
+  deadline_timer_ = env_.schedule(config_.min_matchmaking_time, [this] {
+    deadline_timer_ = 0;
+    on_deadline();
+  });
+}
+
+void Matchmaker::withdraw() {
+  env_.cancel(deadline_timer_);
+  deadline_timer_ = 0;
+  if (declared_expiration_ == 0) return;
+  if (declared_expiration_ > env_.now()) store_declaration(declared_key_, declared_expiration_, false);
+  declared_expiration_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// As a leader
+
+void Matchmaker::on_deadline() {
+  if (!looking_ || following()) return;
+  leader_check();
+  search();
+}
+
+void Matchmaker::leader_check() {
+  if (!looking_ || config_.client_mode || following() || declared_expiration_ == 0) return;
+  const std::size_t members = followers_.size() + 1;
+  const bool full = members >= config_.target_group_size;
+  const bool expired = env_.now() >= declared_expiration_;
+  if (!full && !expired) return;
+  // Our own join request is still open: decide once it is answered, so that we never end up in
+  // two groups (the leader we asked may accept us meanwhile).
+  if (requesting()) return;
+  if (full || members >= config_.min_group_size) {
+    begin_group();
+    return;
+  }
+  disband_followers(std::nullopt);
+  declare();
+}
+
+void Matchmaker::begin_group() {
+  Group group;
+  group.group_id = env_.rng().next_u64();
+  group.leader = env_.self();
+  group.members.push_back({env_.self(), config_.client_mode, gathered_});
+  for (const Follower& f : followers_) group.members.push_back({f.peer, f.client_mode, f.gathered});
+  // The order decides who reduces which span; shuffled so the leader is not always first.
+  Rng order(group.group_id, 0x6F72);
+  for (std::size_t i = group.members.size(); i > 1; --i) std::swap(group.members[i - 1], group.members[order.below(i)]);
+  for (const Follower& f : followers_) {
+    MatchmakingMessage m = make_message(MessageKind::Begin, f.request_id);
+    m.group_id = group.group_id;
+    m.leader = group.leader;
+    m.members = group.members;
+    send(f.peer, m);
+  }
+  ++stats_.groups_led;
+  followers_.clear();
+  finish(std::move(group));
+}
+
+void Matchmaker::disband_followers(std::optional<PeerId> suggestion) {
+  for (const Follower& f : followers_) {
+    MatchmakingMessage m = make_message(MessageKind::Disband, f.request_id);
+    m.suggested_leader = suggestion;
+    send(f.peer, m);
+  }
+  followers_.clear();
+}
+
+void Matchmaker::on_join_request(PeerId from, const MatchmakingMessage& m) {
+  JoinStatus status = JoinStatus::Accepted;
+  std::optional<PeerId> suggestion;
+  const bool duplicate =
+      std::any_of(followers_.begin(), followers_.end(), [from](const Follower& f) { return f.peer == from; });
+  if (!looking_) {
+    status = JoinStatus::NotLookingForGroup;
+  } else if (m.schema_hash != config_.schema_hash) {
+    status = JoinStatus::BadSchemaHash;
+  } else if (m.group_key != current_key()) {
+    status = JoinStatus::BadGroupKey;
+  } else if (config_.client_mode || following() || declared_expiration_ == 0) {
+    status = JoinStatus::NotALeader;
+    if (following()) suggestion = leader_;
+  } else if (duplicate) {
+    status = JoinStatus::DuplicatePeerId;
+  } else if (followers_.size() + 1 >= config_.target_group_size) {
+    status = JoinStatus::GroupFull;
+  }
+  MatchmakingMessage reply = make_message(MessageKind::JoinReply, m.request_id);
+  reply.status = status;
+  reply.suggested_leader = suggestion;
+  if (status == JoinStatus::Accepted) reply.leader_expiration = declared_expiration_;
+  ++stats_.replies_sent[status];
+  send(from, reply);
+  if (status == JoinStatus::Accepted) {
+    followers_.push_back({from, m.request_id, m.client_mode, m.gathered});
+    leader_check();
+  }
+}
+
+void Matchmaker::on_leave(PeerId from, const MatchmakingMessage& m) {
+  std::erase_if(followers_, [&](const Follower& f) { return f.peer == from && f.request_id == m.request_id; });
+}
+
+// ---------------------------------------------------------------------------------------------
+// As a follower
+
+void Matchmaker::search() {
+  if (!looking_ || leader_ || giving_up_) return;
+  if (!config_.client_mode && followers_.size() + 1 >= config_.target_group_size) return;
+  // A leader whose followers wait on it does not start a request it might still be waiting on at
+  // its own expiration: they would time out.
+  if (!followers_.empty() && env_.now() + config_.request_timeout > declared_expiration_) return;
+  if (const auto c = next_candidate()) {
+    send_join(*c);
+    return;
+  }
+  schedule_fetch();
+}
+
+std::optional<Matchmaker::Candidate> Matchmaker::next_candidate() {
+  const Seconds now = env_.now();
+  while (suggested_) {
+    const PeerId s = *suggested_;
+    suggested_.reset();
+    if (s == env_.self() || asked_.count(s)) continue;
+    Seconds expiration = now;  // unknown until it is declared in our next read
+    for (const Candidate& c : candidates_)
+      if (c.peer == s) expiration = c.expiration;
+    return Candidate{expiration, s};
+  }
+  for (const Candidate& c : candidates_) {
+    if (c.peer == env_.self() || c.expiration <= now) continue;
+    // Only earlier peers may lead us; the candidates are sorted, so none is left.
+    if (!config_.client_mode && !earlier(c.expiration, c.peer, declared_expiration_, env_.self())) break;
+    const auto asked = asked_.find(c.peer);
+    if (asked != asked_.end() && asked->second >= c.expiration) continue;  // asked during this declaration
+    return c;
+  }
+  return std::nullopt;
+}
+
+void Matchmaker::send_join(const Candidate& c) {
+  leader_ = c.peer;
+  accepted_ = false;
+  request_id_ = next_request_id_++;
+  asked_[c.peer] = c.expiration;
+  MatchmakingMessage m = make_message(MessageKind::JoinRequest, request_id_);
+  m.schema_hash = config_.schema_hash;
+  m.group_key = current_key();
+  m.expiration = declared_expiration_;
+  m.client_mode = config_.client_mode;
+  m.gathered = gathered_;
+  ++stats_.join_requests_sent;
+  send(c.peer, m);
+  request_timer_ = env_.schedule(config_.request_timeout, [this] {
+    request_timer_ = 0;
+    ++stats_.request_timeouts;
+    lost_leader(true);
+  });
+}
+
+void Matchmaker::on_join_reply(PeerId from, const MatchmakingMessage& m) {
+  if (!requesting() || from != *leader_ || m.request_id != request_id_) {
+    ++stats_.unexpected;
+    return;
+  }
+  ++stats_.replies_received[m.status];
+  env_.cancel(request_timer_);
+  request_timer_ = 0;
+  if (m.status == JoinStatus::Accepted) {
+    accepted_ = true;
+    leader_expiration_ = m.leader_expiration;
+    // We follow now: our own followers go to our leader, and we stop being a candidate.
+    disband_followers(leader_);
+    withdraw();
+    const Seconds wait = std::max(0.0, leader_expiration_ - env_.now()) + config_.request_timeout;
+    request_timer_ = env_.schedule(wait, [this] {
+      request_timer_ = 0;
+      ++stats_.begin_timeouts;
+      lost_leader(true);
+    });
+    return;
+  }
+  leader_.reset();
+  if (m.status == JoinStatus::NotALeader && m.suggested_leader) suggested_ = m.suggested_leader;
+  leader_check();
+  search();
+}
+
+void Matchmaker::lost_leader(bool tell_leader) {
+  if (!leader_) return;
+  if (tell_leader) send(*leader_, make_message(MessageKind::Leave, request_id_));
+  env_.cancel(request_timer_);
+  request_timer_ = 0;
+  const bool was_following = accepted_;
+  leader_.reset();
+  accepted_ = false;
+  if (!looking_) return;
+  if (giving_up_) {
+    disband_followers(std::nullopt);
+    finish(std::nullopt);
+    return;
+  }
+  if (was_following && !config_.client_mode) declare();  // we withdrew when it accepted us
+  leader_check();
+  search();
+}
+
+void Matchmaker::on_begin(PeerId from, const MatchmakingMessage& m) {
+  if (!following() || from != *leader_ || m.request_id != request_id_) {
+    ++stats_.unexpected;
+    return;
+  }
+  Group group{m.group_id, m.leader, m.members};
+  std::set<PeerId> seen;
+  bool valid = m.leader == from && group.index_of(env_.self()) && group.index_of(from);
+  for (const GroupMember& g : group.members) valid = valid && seen.insert(g.peer).second;
+  if (!valid) {  // a leader that sends nonsense is as good as gone
+    ++stats_.malformed;
+    lost_leader(true);
+    return;
+  }
+  finish(std::move(group));
+}
+
+void Matchmaker::on_disband(PeerId from, const MatchmakingMessage& m) {
+  if (!following() || from != *leader_ || m.request_id != request_id_) {
+    ++stats_.unexpected;
+    return;
+  }
+  ++stats_.disbanded;
+  if (m.suggested_leader) suggested_ = m.suggested_leader;
+  lost_leader(false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the declared peers
+
+void Matchmaker::fetch() {
+  if (fetch_in_flight_ || !looking_) return;
+  fetch_in_flight_ = true;
+  last_fetch_ = env_.now();
+  ++stats_.fetches;
+  dht::GetOptions options;
+  options.sufficient_responses = config_.fetch_responses;
+  dht_.get(
+      current_key(),
+      [this, alive = alive_](std::optional<dht::Record> record, const dht::LookupStats&) {
+        if (!*alive) return;
+        fetch_in_flight_ = false;
+        if (!looking_) return;
+        candidates_.clear();
+        if (record && record->is_dictionary()) {
+          for (const auto& [subkey, timed] : record->dictionary()) {
+            try {
+              const PeerId peer = decode_peer_subkey(subkey);
+              const Declaration d = decode_declaration(timed.value);
+              if (d.looking) candidates_.push_back({d.expiration, peer});
+            } catch (const DecodeError&) {
+              ++stats_.malformed;
+            }
+          }
+        }
+        std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+          return earlier(a.expiration, a.peer, b.expiration, b.peer);
+        });
+        search();
+      },
+      options);
+}
+
+void Matchmaker::schedule_fetch() {
+  if (fetch_in_flight_ || fetch_timer_ != 0) return;
+  const Seconds delay = std::max(0.0, last_fetch_ + config_.search_period - env_.now());
+  fetch_timer_ = env_.schedule(delay, [this] {
+    fetch_timer_ = 0;
+    fetch();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transport
+
+void Matchmaker::handle(PeerId from, std::span<const std::uint8_t> bytes) {
+  MatchmakingMessage m;
+  try {
+    m = decode(bytes);
+  } catch (const DecodeError&) {
+    ++stats_.malformed;
+    return;
+  }
+  switch (m.kind) {
+    case MessageKind::JoinRequest: on_join_request(from, m); break;
+    case MessageKind::JoinReply: on_join_reply(from, m); break;
+    case MessageKind::Begin: on_begin(from, m); break;
+    case MessageKind::Disband: on_disband(from, m); break;
+    case MessageKind::Leave: on_leave(from, m); break;
+  }
+}
+
+void Matchmaker::link_failed(PeerId peer) {
+  std::erase_if(followers_, [peer](const Follower& f) { return f.peer == peer; });
+  if (leader_ && *leader_ == peer) {
+    ++stats_.leader_failures;
+    lost_leader(false);
+  }
+}
+
+}  // namespace swarmlab::core::matchmaking

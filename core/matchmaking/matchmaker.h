@@ -1,0 +1,172 @@
+#pragma once
+// hivemind's leader/follower matchmaking (SPEC §2.3), over the DHT and the environment seam.
+//
+// A peer looking for a group declares itself under its group key with an expiration
+// (now + min_matchmaking_time) and, at the same time, is a potential leader and a potential
+// follower:
+// - as a follower it asks the declared peers with an earlier (expiration, peer id) than its own,
+//   earliest first, to lead it: it sends a join request and waits request_timeout for the answer,
+//   then, once accepted, until the leader's expiration (+ request_timeout) for "begin";
+// - as a leader it accepts join requests; it begins as soon as it has target_group_size members,
+//   or at its expiration if it has at least min_group_size; otherwise it disbands and declares
+//   itself again with a new expiration.
+// A potential leader that is accepted by an earlier leader hands its followers over (Disband with
+// that leader as suggestion). Client-mode peers never declare and never lead.
+//
+// A follower whose leader dies regroups: at once when the link breaks, otherwise when its wait
+// for "begin" times out. After a group forms every member shifts its index into its bits
+// (group_key.h), so consecutive rounds mix groups.
+//
+// See core/matchmaking/README.md for the deviations from hivemind.
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/dht/node.h"
+#include "core/env.h"
+#include "core/matchmaking/group.h"
+#include "core/matchmaking/messages.h"
+
+namespace swarmlab::core::matchmaking {
+
+struct MatchmakingConfig {
+  std::string prefix = "averaging";
+  std::string initial_bits;          // '0'/'1'; its length fixes the grid (empty: one key for all)
+  std::uint64_t schema_hash = 0;     // peers averaging different models never group
+  std::size_t target_group_size = 8;
+  std::size_t min_group_size = 2;
+  Seconds min_matchmaking_time = 5;  // hivemind: 5 s (15 s in its optimizer)
+  Seconds request_timeout = 3;
+  Seconds search_period = 1;         // how often the declared peers are re-read when none is left to ask
+  bool client_mode = false;
+  std::size_t fetch_responses = 2;   // DHT replicas whose declarations a read merges
+};
+
+struct MatchmakingStats {
+  std::uint64_t groups = 0, groups_led = 0, failures = 0;
+  std::uint64_t join_requests_sent = 0, request_timeouts = 0, begin_timeouts = 0, leader_failures = 0;
+  std::uint64_t disbanded = 0;  // times our leader disbanded us
+  std::map<JoinStatus, std::uint64_t> replies_sent, replies_received;
+  std::uint64_t malformed = 0, unexpected = 0;
+  std::uint64_t fetches = 0;
+};
+
+class Matchmaker {
+ public:
+  // Runs once per look_for_group(): the group, or nullopt when the timeout passed (or cancel()).
+  using GroupCallback = std::function<void(std::optional<Group>)>;
+
+  // Throws std::invalid_argument on bad bits, target < 2 or min_group_size not in [2, target].
+  Matchmaker(Environment& env, dht::DhtNode& dht, MatchmakingConfig config);
+  ~Matchmaker();
+  Matchmaker(const Matchmaker&) = delete;
+  Matchmaker& operator=(const Matchmaker&) = delete;
+
+  // Starts looking for a group. Throws std::logic_error if already looking. After `timeout` a
+  // leader with enough members begins, a follower already accepted waits for its leader, and
+  // anyone else gives up. `done` never runs inside this call.
+  void look_for_group(GroupCallback done, Seconds timeout = std::numeric_limits<double>::infinity());
+  // Stops looking now (followers are disbanded); `done` gets nullopt.
+  void cancel();
+  bool looking() const { return looking_; }
+
+  // Attached to our join requests (and our entry in Begin as a leader): what the other members
+  // need to plan the round, e.g. encode_capacity() (group_plan.h).
+  void set_gathered(std::vector<std::uint8_t> data) { gathered_ = std::move(data); }
+
+  const std::string& bits() const { return bits_; }
+  std::string current_key() const;
+  const MatchmakingConfig& config() const { return config_; }
+  const MatchmakingStats& stats() const { return stats_; }
+
+  // An encoded message whose first byte is core::Service::Matchmaking. Malformed ones are counted
+  // and dropped.
+  void handle(PeerId from, std::span<const std::uint8_t> bytes);
+  void link_failed(PeerId peer);
+
+ private:
+  struct Follower {
+    PeerId peer = 0;
+    std::uint64_t request_id = 0;
+    bool client_mode = false;
+    std::vector<std::uint8_t> gathered;
+  };
+  struct Candidate {
+    Seconds expiration = 0;
+    PeerId peer = 0;
+  };
+
+  void send(PeerId to, const MatchmakingMessage& m);
+  void on_join_request(PeerId from, const MatchmakingMessage& m);
+  void on_join_reply(PeerId from, const MatchmakingMessage& m);
+  void on_begin(PeerId from, const MatchmakingMessage& m);
+  void on_disband(PeerId from, const MatchmakingMessage& m);
+  void on_leave(PeerId from, const MatchmakingMessage& m);
+
+  void declare();
+  void withdraw();
+  void store_declaration(const std::string& key, Seconds expiration, bool looking);
+  void on_deadline();
+  // Begins, disbands or waits, as a potential leader whose group is full or whose time is up.
+  void leader_check();
+  void begin_group();
+  void disband_followers(std::optional<PeerId> suggestion);
+
+  void search();
+  std::optional<Candidate> next_candidate();
+  void send_join(const Candidate& c);
+  // Our current (or prospective) leader is gone: back to searching, or give up if time is up.
+  void lost_leader(bool tell_leader);
+  void fetch();
+  void schedule_fetch();
+
+  void give_up();
+  void finish(std::optional<Group> group);
+  bool following() const { return leader_.has_value() && accepted_; }
+  bool requesting() const { return leader_.has_value() && !accepted_; }
+
+  Environment& env_;
+  dht::DhtNode& dht_;
+  MatchmakingConfig config_;
+  std::string bits_;
+  std::vector<std::uint8_t> gathered_;
+  MatchmakingStats stats_;
+
+  bool looking_ = false;
+  bool giving_up_ = false;  // the timeout passed while we were following: stop after this leader
+  GroupCallback done_;
+  TimerHandle give_up_timer_ = 0;
+
+  // As a potential leader.
+  std::string declared_key_;
+  Seconds declared_expiration_ = 0;  // 0: not declared
+  TimerHandle deadline_timer_ = 0;
+  std::vector<Follower> followers_;  // in the order they joined
+
+  // As a follower: the leader we asked (requesting) or that accepted us (following).
+  std::optional<PeerId> leader_;
+  bool accepted_ = false;
+  std::uint64_t request_id_ = 0;
+  Seconds leader_expiration_ = 0;
+  TimerHandle request_timer_ = 0;  // request_timeout, then the wait for "begin"
+  std::uint64_t next_request_id_ = 1;
+
+  // The search.
+  std::vector<Candidate> candidates_;  // declared peers from the last read, earliest first
+  std::map<PeerId, Seconds> asked_;    // peer → the declared expiration it had when we asked it
+  std::optional<PeerId> suggested_;    // a leader named by a rejection or a disband: ask it next
+  bool fetch_in_flight_ = false;
+  TimerHandle fetch_timer_ = 0;
+  Seconds last_fetch_ = -std::numeric_limits<double>::infinity();
+
+  // DHT callbacks may outlive this object; they check this flag first.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace swarmlab::core::matchmaking

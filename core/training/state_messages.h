@@ -1,0 +1,31 @@
+#pragma once
+// Messages of the state download (SPEC §2.1, hivemind's load_state_from_peers): a peer that joined
+// or fell behind asks an up-to-date peer for parameters + optimizer state, which streams back as a
+// header and then chunks. Layout (core/wire.h, little-endian):
+//   Request: u8 service (State) | u8 kind=1 | u64 request_id
+//   Header:  u8 service | u8 kind=2 | u64 request_id | u64 step | u64 total_bytes | u32 chunks
+//   Chunk:   u8 service | u8 kind=3 | u64 request_id | u32 index | u32 bytes  (+ payload, virtual here)
+#include <cstdint>
+
+#include "core/message.h"
+
+namespace swarmlab::core::training {
+
+enum class StateKind : std::uint8_t { Request = 1, Header = 2, Chunk = 3 };
+
+struct StateMessage {
+  StateKind kind = StateKind::Request;
+  std::uint64_t request_id = 0;
+  std::uint64_t step = 0;         // Header
+  std::uint64_t total_bytes = 0;  // Header
+  std::uint32_t chunks = 0;       // Header
+  std::uint32_t index = 0;        // Chunk
+  std::uint32_t bytes = 0;        // Chunk: payload size, carried as virtual bytes
+};
+
+Message encode_state(const StateMessage& m);
+// Throws core::DecodeError on malformed input (wrong service or kind, truncated, trailing bytes, a
+// chunk whose virtual size disagrees with its header).
+StateMessage decode_state(const Message& message);
+
+}  // namespace swarmlab::core::training

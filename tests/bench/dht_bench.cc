@@ -1,0 +1,74 @@
+// DHT benchmarks: the scale experiment (the 10,000-peer, one-hour run must take under two minutes)
+// and the hot paths under it. Run ./build/swarmlab_bench --benchmark_filter=Dht.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "core/dht/messages.h"
+#include "core/dht/routing_table.h"
+#include "core/dht/sha1.h"
+#include "sim/dht_experiment.h"
+
+namespace swarmlab {
+namespace {
+
+// Joining and settling, then one simulated hour with 10% churn per hour. `measured_hour_s` is the
+// wall time of the hour alone; the benchmark's own time includes the join.
+void BM_DhtExperiment(benchmark::State& state) {
+  sim::DhtExperimentConfig c;
+  c.peers = static_cast<std::uint32_t>(state.range(0));
+  c.churn_per_hour = 0.1;
+  c.hours = 1;
+  for (auto _ : state) {
+    const sim::DhtExperimentResult r = sim::run_dht_experiment(c);
+    state.counters["measured_hour_s"] = r.wall_measured_s;
+    state.counters["join_s"] = r.wall_s - r.wall_measured_s;
+    state.counters["get_success"] = r.get_success_rate;
+    state.counters["hops_median"] = r.hops_median;
+    state.counters["events"] = static_cast<double>(r.events);
+    state.counters["events_per_s"] = static_cast<double>(r.events) / r.wall_s;
+  }
+}
+BENCHMARK(BM_DhtExperiment)->Arg(1000)->Arg(10000)->Unit(benchmark::kSecond)->Iterations(1);
+
+void BM_DhtRoutingTableClosest(benchmark::State& state) {
+  core::Rng rng(1);
+  const core::dht::NodeId self = core::dht::NodeId::random(rng);
+  core::dht::RoutingTable table(self, 20, 20);
+  for (core::PeerId p = 0; p < 10000; ++p) table.update({core::dht::NodeId::random(rng), p}, 0);
+  std::vector<core::dht::NodeId> targets;
+  for (int i = 0; i < 1024; ++i) targets.push_back(core::dht::NodeId::random(rng));
+  std::vector<core::dht::Contact> out;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    table.closest(targets[i++ % targets.size()], 20, nullptr, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["table_size"] = static_cast<double>(table.size());
+}
+BENCHMARK(BM_DhtRoutingTableClosest);
+
+void BM_DhtEncodeDecodeFindNodeResponse(benchmark::State& state) {
+  core::Rng rng(2);
+  core::dht::DhtMessage m;
+  m.kind = core::dht::MessageKind::FindNodeResponse;
+  m.sender = core::dht::NodeId::random(rng);
+  for (core::PeerId p = 0; p < 20; ++p) m.contacts.push_back({core::dht::NodeId::random(rng), p});
+  const core::dht::WireLimits limits;
+  for (auto _ : state) {
+    std::vector<std::uint8_t> bytes;
+    core::dht::encode(m, bytes);
+    benchmark::DoNotOptimize(core::dht::decode(bytes, limits));
+  }
+}
+BENCHMARK(BM_DhtEncodeDecodeFindNodeResponse);
+
+void BM_DhtSha1(benchmark::State& state) {
+  const std::vector<std::uint8_t> data(static_cast<std::size_t>(state.range(0)), 0x5A);
+  for (auto _ : state) benchmark::DoNotOptimize(core::dht::sha1(data));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
+}
+BENCHMARK(BM_DhtSha1)->Arg(32)->Arg(4096);
+
+}  // namespace
+}  // namespace swarmlab

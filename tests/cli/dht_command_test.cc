@@ -1,0 +1,41 @@
+// End to end: `swarmlab dht`.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "run_cli.h"
+
+namespace swarmlab::cli::testing {
+namespace {
+
+TEST(DhtCommand, JsonReportsTheAcceptanceMetricsAndIsDeterministic) {
+  const std::string args = "dht --peers 120 --churn-per-hour 0.2 --hours 0.1 --seed 4 --json";
+  const CliResult a = run_swarmlab(args), b = run_swarmlab(args);
+  ASSERT_EQ(a.exit_code, 0);
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_GE(ja["get_success_rate"].get<double>(), 0.0);
+  EXPECT_LE(ja["get_success_rate"].get<double>(), 1.0);
+  for (const char* k : {"median", "p99", "histogram"}) EXPECT_TRUE(ja["hops"].contains(k)) << k;
+  for (const char* k : {"median", "p99"}) EXPECT_TRUE(ja["lookup_latency_s"].contains(k)) << k;
+  for (const char* k : {"messages_per_peer_minute", "bytes_per_peer_minute", "routing", "wall_s"})
+    EXPECT_TRUE(ja.contains(k)) << k;
+  EXPECT_TRUE(ja["routing"].contains("alive_fraction"));
+  EXPECT_TRUE(ja["routing"].contains("mean_entries"));
+  // Same seed, same output, wall-clock times aside.
+  for (auto* j : {&ja, &jb}) {
+    j->erase("wall_s");
+    j->erase("wall_measured_s");
+  }
+  EXPECT_EQ(ja, jb);
+}
+
+TEST(DhtCommand, TextOutputAndBadArguments) {
+  const CliResult r = run_swarmlab("dht --peers 50 --hours 0.05");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("gets of live keys"), std::string::npos);
+  EXPECT_EQ(run_swarmlab("dht --peers 1").exit_code, 2);
+  EXPECT_EQ(run_swarmlab("dht --peers 100 --churn-per-hour -1").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace swarmlab::cli::testing

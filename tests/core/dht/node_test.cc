@@ -1,0 +1,314 @@
+#include "core/dht/node.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "core/service_ids.h"
+#include "fake_world.h"
+
+namespace swarmlab::core::dht {
+namespace {
+
+using testing::FakeWorld;
+
+Bytes b(std::string_view s) { return Bytes(s.begin(), s.end()); }
+
+// n DHT nodes in a fake world; node 0 starts alone and the others join through it one by one.
+struct Network {
+  explicit Network(std::size_t n, DhtConfig config = {}, Seconds latency = 0.05) : world(n, latency) {
+    for (PeerId i = 0; i < n; ++i) {
+      nodes.push_back(std::make_unique<DhtNode>(world.env(i), NodeId::random(world.env(i).rng()), config));
+      world.env(i).set_sink(nodes.back().get());
+    }
+    std::size_t joined = 0;
+    for (PeerId i = 0; i < n; ++i) {
+      nodes[i]->bootstrap(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0}, [&](bool) { ++joined; });
+      world.run_for(0.5);
+    }
+    world.run_for(30);
+    EXPECT_EQ(joined, n);
+  }
+
+  StoreResult store(PeerId by, std::string_view key, std::string_view value, Seconds ttl = 600) {
+    std::optional<StoreResult> out;
+    nodes[by]->store(key, b(value), world.now() + ttl, [&](const StoreResult& r) { out = r; });
+    world.run_for(30);
+    EXPECT_TRUE(out.has_value());
+    return out.value_or(StoreResult{});
+  }
+
+  std::pair<std::optional<Record>, LookupStats> get(PeerId by, std::string_view key, GetOptions options = {}) {
+    bool done = false;
+    std::pair<std::optional<Record>, LookupStats> out;
+    nodes[by]->get(key, [&](std::optional<Record> r, const LookupStats& s) {
+      done = true;
+      out = {std::move(r), s};
+    }, options);
+    world.run_for(30);
+    EXPECT_TRUE(done);
+    return out;
+  }
+
+  // Nodes holding `key`, and the `count` live nodes truly closest to it.
+  std::vector<PeerId> holders(std::string_view key) {
+    std::vector<PeerId> out;
+    for (PeerId i = 0; i < nodes.size(); ++i)
+      if (world.is_up(i) && nodes[i]->storage().find(NodeId::of_key(key), world.now())) out.push_back(i);
+    return out;
+  }
+  std::vector<PeerId> closest(std::string_view key, std::size_t count) {
+    const NodeId target = NodeId::of_key(key);
+    std::vector<PeerId> all;
+    for (PeerId i = 0; i < nodes.size(); ++i)
+      if (world.is_up(i)) all.push_back(i);
+    std::sort(all.begin(), all.end(),
+              [&](PeerId a, PeerId c) { return closer(target, nodes[a]->id(), nodes[c]->id()); });
+    all.resize(std::min(count, all.size()));
+    std::sort(all.begin(), all.end());
+    return all;
+  }
+
+  FakeWorld world;
+  std::vector<std::unique_ptr<DhtNode>> nodes;
+};
+
+TEST(DhtNode, FiftyPeersStoreAndGet) {
+  Network net(50);
+  for (PeerId i = 0; i < 50; ++i) EXPECT_GT(net.nodes[i]->routing_table().size(), 10u) << i;
+  Rng rng(99);
+  for (int k = 0; k < 20; ++k) {
+    const std::string key = "key-" + std::to_string(k);
+    const StoreResult s = net.store(static_cast<PeerId>(rng.below(50)), key, "value-" + std::to_string(k));
+    EXPECT_TRUE(s.ok);
+    EXPECT_EQ(s.replicas, 5u);
+    // The value sits on exactly the 5 nodes closest to the key.
+    EXPECT_EQ(net.holders(key), net.closest(key, 5)) << key;
+    auto [record, stats] = net.get(static_cast<PeerId>(rng.below(50)), key);
+    ASSERT_TRUE(record.has_value()) << key;
+    EXPECT_EQ(record->value().value, b("value-" + std::to_string(k)));
+    EXPECT_LE(stats.hops, 3);
+  }
+  auto [missing, stats] = net.get(3, "never stored");
+  EXPECT_FALSE(missing.has_value());
+  EXPECT_GT(stats.requests, 0);
+}
+
+TEST(DhtNode, NumReplicasIsHonoured) {
+  DhtConfig config;
+  config.num_replicas = 3;
+  Network net(30, config);
+  EXPECT_EQ(net.store(4, "k", "v").replicas, 3u);
+  EXPECT_EQ(net.holders("k"), net.closest("k", 3));
+}
+
+TEST(DhtNode, NewestExpirationWinsAcrossTheNetwork) {
+  Network net(30);
+  net.store(1, "k", "new", 600);
+  const StoreResult older = net.store(2, "k", "old", 300);
+  EXPECT_FALSE(older.ok);  // every replica holds a newer version
+  EXPECT_EQ(net.get(5, "k").first->value().value, b("new"));
+  // After expiration the key is gone.
+  net.world.run_for(700);
+  EXPECT_FALSE(net.get(5, "k").first.has_value());
+}
+
+TEST(DhtNode, DictionaryGathersSubkeysFromManyPeers) {
+  Network net(30);
+  for (PeerId p = 0; p < 10; ++p) {
+    bool ok = false;
+    net.nodes[p]->store("progress", b("peer" + std::to_string(p)), b("step" + std::to_string(p)),
+                        net.world.now() + 60, [&](const StoreResult& r) { ok = r.ok; });
+    net.world.run_for(5);
+    EXPECT_TRUE(ok);
+  }
+  auto [record, stats] = net.get(20, "progress", GetOptions{3});
+  ASSERT_TRUE(record.has_value());
+  ASSERT_TRUE(record->is_dictionary());
+  EXPECT_EQ(record->dictionary().size(), 10u);
+  EXPECT_EQ(record->dictionary().at(b("peer3")).value, b("step3"));
+  // Subkeys expire one by one: refresh one of them, then let the rest lapse.
+  net.world.run_for(30);
+  net.nodes[3]->store("progress", b("peer3"), b("step3b"), net.world.now() + 60, [](const StoreResult&) {});
+  net.world.run_for(35);
+  auto [later, s2] = net.get(21, "progress", GetOptions{3});
+  ASSERT_TRUE(later.has_value());
+  EXPECT_EQ(later->dictionary().size(), 1u);
+  EXPECT_EQ(later->dictionary().at(b("peer3")).value, b("step3b"));
+}
+
+TEST(DhtNode, LookupSurvivesDeadPeers) {
+  Network net(50);
+  net.store(7, "k", "v");
+  const std::vector<PeerId> replicas = net.holders("k");
+  ASSERT_EQ(replicas.size(), 5u);
+  // Three replicas vanish silently (only timeouts notice), one refuses connections, and ten more
+  // nodes die too.
+  for (int i = 0; i < 3; ++i) net.world.set_down(replicas[i], /*silent=*/true);
+  net.world.set_down(replicas[3]);
+  int killed = 0;
+  for (PeerId p = 1; p < 50 && killed < 10; ++p)
+    if (p != 7 && std::find(replicas.begin(), replicas.end(), p) == replicas.end() && p != 30) {
+      net.world.set_down(p, p % 2);
+      ++killed;
+    }
+  auto [record, stats] = net.get(30, "k");
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->value().value, b("v"));
+  // And a store after the failures still reaches five live replicas.
+  const StoreResult s = net.store(30, "k2", "v2");
+  EXPECT_EQ(s.replicas, 5u);
+  EXPECT_EQ(net.holders("k2"), net.closest("k2", 5));
+}
+
+TEST(DhtNode, FailingPeerIsEvictedAndBanned) {
+  Network net(20);
+  DhtNode& a = *net.nodes[0];
+  const RoutingTable::Entry* victim_entry = nullptr;
+  a.routing_table().for_each([&](const RoutingTable::Entry& e) {
+    if (!victim_entry) victim_entry = &e;
+  });
+  ASSERT_NE(victim_entry, nullptr);
+  const Contact victim = victim_entry->contact;
+  net.world.set_down(victim.peer, /*silent=*/true);
+  bool done = false;
+  a.find_nodes(victim.id, [&](std::vector<Contact>, const LookupStats&) { done = true; });
+  net.world.run_for(2.9);
+  EXPECT_TRUE(a.routing_table().contains(victim.id));  // not yet timed out
+  net.world.run_for(0.2);
+  EXPECT_FALSE(a.routing_table().contains(victim.id));
+  EXPECT_TRUE(a.blacklist().is_banned(victim.peer, net.world.now()));  // for 5 s
+  EXPECT_GE(a.stats().requests_failed, 1u);
+  net.world.run_for(10);
+  EXPECT_TRUE(done);
+  EXPECT_FALSE(a.blacklist().is_banned(victim.peer, net.world.now()));
+}
+
+TEST(DhtNode, BootstrapReportsFailureWhenNoInitialPeerAnswers) {
+  FakeWorld world(3);
+  world.set_down(1);
+  world.set_down(2, /*silent=*/true);
+  DhtNode node(world.env(0), NodeId::of_key("n"));
+  world.env(0).set_sink(&node);
+  std::optional<bool> result;
+  node.bootstrap({1, 2, 0}, [&](bool ok) { result = ok; });
+  world.run_for(10);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_FALSE(*result);
+}
+
+// A single node and a raw peer that speaks bytes to it.
+struct Probe {
+  Probe() : world(2) {
+    node = std::make_unique<DhtNode>(world.env(0), NodeId::of_key("node"));
+    world.env(0).set_sink(node.get());
+    world.record = true;
+    world.run_until(100);
+  }
+  std::vector<std::uint8_t> ping(Seconds sender_time, std::uint64_t request_id = 1) {
+    DhtMessage m;
+    m.kind = MessageKind::PingRequest;
+    m.request_id = request_id;
+    m.sender = NodeId::of_key("probe");
+    m.sender_time = sender_time;
+    return encode(m);
+  }
+  std::size_t replies() const {
+    return std::count_if(world.sent.begin(), world.sent.end(), [](const auto& s) { return s.from == 0; });
+  }
+  FakeWorld world;
+  std::unique_ptr<DhtNode> node;
+};
+
+TEST(DhtNode, ClockSkewBeyondToleranceIsRejected) {
+  Probe p;
+  EXPECT_FALSE(p.node->handle(1, p.ping(104)));
+  EXPECT_FALSE(p.node->handle(1, p.ping(96.5)));
+  EXPECT_EQ(p.node->stats().dropped_clock_skew, 2u);
+  p.world.run_for(1);
+  EXPECT_EQ(p.replies(), 0u);
+  EXPECT_FALSE(p.node->routing_table().contains(NodeId::of_key("probe")));
+  EXPECT_TRUE(p.node->handle(1, p.ping(p.world.now() + 2.9)));
+  p.world.run_for(1);
+  EXPECT_EQ(p.replies(), 1u);
+  EXPECT_TRUE(p.node->routing_table().contains(NodeId::of_key("probe")));
+}
+
+TEST(DhtNode, MalformedAndUnexpectedMessagesAreDroppedHarmlessly) {
+  Probe p;
+  const std::vector<std::uint8_t> garbage{1, 2, 3};
+  EXPECT_FALSE(p.node->handle(1, garbage));
+  EXPECT_FALSE(p.node->handle(1, std::vector<std::uint8_t>{}));
+  auto trailing = p.ping(p.world.now());
+  trailing.push_back(0);
+  EXPECT_FALSE(p.node->handle(1, trailing));
+  EXPECT_EQ(p.node->stats().dropped_malformed, 3u);
+  // A reply nobody asked for.
+  DhtMessage pong;
+  pong.kind = MessageKind::PingResponse;
+  pong.request_id = 42;
+  pong.sender = NodeId::of_key("probe");
+  pong.sender_time = p.world.now();
+  EXPECT_FALSE(p.node->handle(1, encode(pong)));
+  EXPECT_EQ(p.node->stats().dropped_unexpected, 1u);
+  // A message claiming to come from the node itself.
+  DhtMessage self = pong;
+  self.kind = MessageKind::PingRequest;
+  self.sender = p.node->id();
+  EXPECT_FALSE(p.node->handle(1, encode(self)));
+  p.world.run_for(1);
+  EXPECT_EQ(p.replies(), 0u);
+  // The node still works, through the MessageSink adapter too.
+  p.node->on_message(1, Message{p.ping(p.world.now()), 0});
+  p.world.run_for(1);
+  EXPECT_EQ(p.replies(), 1u);
+  const auto& reply = p.world.sent.back();
+  EXPECT_EQ(peek_service(reply.bytes), Service::Dht);
+  EXPECT_EQ(decode(reply.bytes, WireLimits{}).kind, MessageKind::PingResponse);
+}
+
+TEST(DhtNode, ReplyFromTheWrongPeerIsIgnored) {
+  FakeWorld world(3);
+  DhtNode node(world.env(0), NodeId::of_key("n"));
+  world.env(0).set_sink(&node);
+  world.record = true;
+  node.bootstrap({1}, [](bool) {});
+  world.run_for(0.01);
+  ASSERT_EQ(world.sent.size(), 1u);
+  const DhtMessage ping = decode(world.sent[0].bytes, WireLimits{});
+  DhtMessage pong;
+  pong.kind = MessageKind::PingResponse;
+  pong.request_id = ping.request_id;
+  pong.sender = NodeId::of_key("impostor");
+  pong.sender_time = world.now();
+  EXPECT_FALSE(node.handle(2, encode(pong)));  // sent to 1, "answered" by 2
+  EXPECT_EQ(node.stats().dropped_unexpected, 1u);
+  EXPECT_TRUE(node.handle(1, encode(pong)));
+}
+
+TEST(DhtNode, LocalReplicaAnswersWithoutHops) {
+  Network net(10);
+  net.store(0, "k", "v");
+  const PeerId holder = net.holders("k").front();
+  auto [record, stats] = net.get(holder, "k");
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(stats.hops, 0);
+  EXPECT_EQ(stats.requests, 0);
+}
+
+TEST(DhtNode, CountsTraffic) {
+  Network net(10);
+  std::uint64_t sent = 0, received = 0;
+  for (const auto& n : net.nodes) {
+    sent += n->stats().messages_sent;
+    received += n->stats().messages_received;
+    EXPECT_GT(n->stats().bytes_sent, n->stats().messages_sent * 30);
+  }
+  EXPECT_GT(sent, 0u);
+  EXPECT_EQ(sent, received);  // nothing is lost in the fake world
+}
+
+}  // namespace
+}  // namespace swarmlab::core::dht

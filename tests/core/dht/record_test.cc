@@ -1,0 +1,106 @@
+#include "core/dht/record.h"
+
+#include <gtest/gtest.h>
+
+#include "core/dht/value_store.h"
+
+namespace swarmlab::core::dht {
+namespace {
+
+Bytes b(std::string_view s) { return Bytes(s.begin(), s.end()); }
+const NodeId kKey = NodeId::of_key("k");
+
+TEST(ValueStore, NewerExpirationWins) {
+  ValueStore s(100, 1 << 20);
+  EXPECT_TRUE(s.store(kKey, nullptr, {b("v1"), 10}, 0));
+  EXPECT_FALSE(s.store(kKey, nullptr, {b("old"), 5}, 0));   // older: rejected
+  EXPECT_FALSE(s.store(kKey, nullptr, {b("tie"), 10}, 0));  // a tie keeps what is held
+  EXPECT_TRUE(s.store(kKey, nullptr, {b("v1"), 10}, 0));    // the same version is acknowledged
+  ASSERT_NE(s.find(kKey, 0), nullptr);
+  EXPECT_EQ(s.find(kKey, 0)->value().value, b("v1"));
+  EXPECT_TRUE(s.store(kKey, nullptr, {b("v2"), 20}, 0));
+  EXPECT_EQ(s.find(kKey, 0)->value(), (TimedValue{b("v2"), 20}));
+}
+
+TEST(ValueStore, ExpiredValuesAreRejectedDroppedOnReadAndPurged) {
+  ValueStore s(100, 1 << 20);
+  EXPECT_FALSE(s.store(kKey, nullptr, {b("v"), 5}, 5));  // already expired
+  EXPECT_TRUE(s.store(kKey, nullptr, {b("v"), 10}, 0));
+  EXPECT_NE(s.find(kKey, 9.9), nullptr);
+  EXPECT_EQ(s.find(kKey, 10), nullptr);  // expiration is exclusive
+  EXPECT_EQ(s.size(), 0u);               // and the read dropped it
+
+  const NodeId other = NodeId::of_key("other");
+  s.store(kKey, nullptr, {b("v"), 20}, 0);
+  s.store(other, nullptr, {b("w"), 40}, 0);
+  s.purge(25);
+  EXPECT_EQ(s.size(), 1u);
+  EXPECT_NE(s.find(other, 25), nullptr);
+  // A refreshed key is not purged at its old expiration.
+  s.store(other, nullptr, {b("w2"), 80}, 30);
+  s.purge(50);
+  EXPECT_EQ(s.size(), 1u);
+  s.purge(80);
+  EXPECT_EQ(s.size(), 0u);
+}
+
+TEST(ValueStore, SubkeysHaveTheirOwnExpirations) {
+  ValueStore s(100, 1 << 20);
+  const Bytes alice = b("alice"), bob = b("bob");
+  EXPECT_TRUE(s.store(kKey, &alice, {b("a1"), 10}, 0));
+  EXPECT_TRUE(s.store(kKey, &bob, {b("b1"), 30}, 0));
+  EXPECT_FALSE(s.store(kKey, &alice, {b("a0"), 5}, 0));  // older for this subkey
+  EXPECT_TRUE(s.store(kKey, &alice, {b("a2"), 20}, 0));
+  const Record* r = s.find(kKey, 0);
+  ASSERT_NE(r, nullptr);
+  ASSERT_TRUE(r->is_dictionary());
+  EXPECT_EQ(r->dictionary().size(), 2u);
+  EXPECT_EQ(r->dictionary().at(alice), (TimedValue{b("a2"), 20}));
+  EXPECT_DOUBLE_EQ(r->expiration(), 30);
+  // alice expires first; the dictionary lives on with bob.
+  r = s.find(kKey, 25);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->dictionary().size(), 1u);
+  EXPECT_EQ(r->dictionary().count(bob), 1u);
+  EXPECT_EQ(s.find(kKey, 30), nullptr);
+}
+
+TEST(ValueStore, PlainValuesAndDictionariesReplaceEachOtherOnlyWhenNewer) {
+  ValueStore s(100, 1 << 20);
+  const Bytes sub = b("s");
+  s.store(kKey, nullptr, {b("plain"), 20}, 0);
+  EXPECT_FALSE(s.store(kKey, &sub, {b("x"), 20}, 0));  // not newer than the plain value
+  EXPECT_TRUE(s.store(kKey, &sub, {b("x"), 25}, 0));   // newer: becomes a dictionary
+  EXPECT_TRUE(s.find(kKey, 0)->is_dictionary());
+  EXPECT_FALSE(s.store(kKey, nullptr, {b("plain2"), 25}, 0));  // must beat every subkey
+  EXPECT_TRUE(s.store(kKey, nullptr, {b("plain2"), 26}, 0));
+  EXPECT_FALSE(s.find(kKey, 0)->is_dictionary());
+}
+
+TEST(ValueStore, LimitsRejectWithoutChangingWhatIsHeld) {
+  ValueStore s(1, 300);
+  EXPECT_TRUE(s.store(kKey, nullptr, {b("v"), 10}, 0));
+  EXPECT_FALSE(s.store(NodeId::of_key("second"), nullptr, {b("v"), 10}, 0));  // key limit
+  EXPECT_FALSE(s.store(kKey, nullptr, {Bytes(500, 1), 20}, 0));                // record size limit
+  EXPECT_EQ(s.find(kKey, 0)->value().value, b("v"));
+  const Bytes big_sub(150, 2);
+  EXPECT_TRUE(s.store(kKey, &big_sub, {b("x"), 30}, 0));
+  const Bytes another(100, 3);
+  EXPECT_FALSE(s.store(kKey, &another, {b("y"), 30}, 0));  // would push the dictionary past 300 B
+  EXPECT_EQ(s.find(kKey, 0)->dictionary().size(), 1u);
+}
+
+TEST(Record, MergeCombinesReplicasSubkeyBySubkey) {
+  Record a(Dictionary{{b("x"), {b("x1"), 10}}, {b("y"), {b("y2"), 30}}});
+  const Record other(Dictionary{{b("x"), {b("x2"), 20}}, {b("y"), {b("y1"), 15}}, {b("z"), {b("z1"), 5}}});
+  a.merge(other);
+  EXPECT_EQ(a.dictionary().size(), 3u);
+  EXPECT_EQ(a.dictionary().at(b("x")).value, b("x2"));
+  EXPECT_EQ(a.dictionary().at(b("y")).value, b("y2"));
+  Record plain(TimedValue{b("p"), 5});
+  plain.merge(Record(TimedValue{b("q"), 6}));
+  EXPECT_EQ(plain.value().value, b("q"));
+}
+
+}  // namespace
+}  // namespace swarmlab::core::dht

@@ -1,0 +1,233 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/matchmaking/group_key.h"
+#include "matchmaker_fixture.h"
+
+namespace swarmlab::core::matchmaking {
+namespace {
+
+using testing::MatchSwarm;
+
+std::string binary(std::uint64_t v, int width) { return next_bits(std::string(width, '0'), v, width); }
+
+// Checks one round: each peer got at most one result; groups are consistent across their members
+// (same id, same order, same leader) and within [min, target]. Returns group id → members.
+std::map<std::uint64_t, std::vector<PeerId>> check_round(const MatchSwarm& s, std::size_t round, std::size_t min_size,
+                                                          std::size_t target) {
+  std::map<std::uint64_t, Group> groups;
+  std::map<PeerId, std::uint64_t> group_of;
+  for (PeerId p = 0; p < s.results.size(); ++p) {
+    if (s.results[p].size() <= round || !s.results[p][round].group) continue;
+    const Group& g = *s.results[p][round].group;
+    EXPECT_TRUE(g.index_of(p)) << "peer " << p << " got a group without it";
+    auto [it, fresh] = groups.emplace(g.group_id, g);
+    if (!fresh) EXPECT_EQ(it->second, g) << "members of group " << g.group_id << " disagree";
+    group_of[p] = g.group_id;
+  }
+  std::map<std::uint64_t, std::vector<PeerId>> out;
+  for (const auto& [id, g] : groups) {
+    EXPECT_GE(g.size(), min_size);
+    EXPECT_LE(g.size(), target);
+    for (const auto& m : g.members) {
+      // Every listed member received this very group: nobody is in two groups.
+      EXPECT_EQ(group_of.count(m.peer), 1u) << "peer " << m.peer << " listed in group " << id << " but got none";
+      if (group_of.count(m.peer)) EXPECT_EQ(group_of[m.peer], id) << "peer " << m.peer << " in two groups";
+    }
+    out[id] = g.peers();
+  }
+  return out;
+}
+
+// 64 peers on a 8×8 grid: bits 3, groups of 8. Round 1 groups the peers sharing bits; the shift
+// register then sends exactly one member of each group to each key, so every round-2 group draws
+// its members from 8 different round-1 groups.
+TEST(Matchmaker, SixtyFourPeersFormGridGroupsAndMix) {
+  MatchSwarm s(64, [](PeerId p) {
+    MatchmakingConfig c;
+    c.initial_bits = binary(p % 8, 3);
+    c.target_group_size = 8;
+    return c;
+  });
+  const Seconds t0 = s.now();
+  for (PeerId p = 0; p < 64; ++p) s.look_at(t0 + 0.01 * p, p, 30);
+  s.run_for(15);
+  const auto round1 = check_round(s, 0, 2, 8);
+  std::size_t matched = 0;
+  for (const auto& [id, members] : round1) matched += members.size();
+  EXPECT_EQ(matched, 64u);
+  EXPECT_EQ(round1.size(), 8u);
+  std::map<PeerId, std::uint64_t> first_group;
+  for (const auto& [id, members] : round1)
+    for (PeerId p : members) first_group[p] = id;
+  for (PeerId p = 0; p < 64; ++p) {
+    ASSERT_EQ(s.results[p].size(), 1u);
+    EXPECT_LE(s.results[p][0].at - t0, 6.5) << "a full group begins at once, a partial one by the leader's expiration";
+  }
+
+  const Seconds t1 = s.now();
+  for (PeerId p = 0; p < 64; ++p) s.look_at(t1 + 0.01 * p, p, 30);
+  s.run_for(15);
+  const auto round2 = check_round(s, 1, 2, 8);
+  matched = 0;
+  for (const auto& [id, members] : round2) {
+    matched += members.size();
+    std::set<std::uint64_t> origins;
+    for (PeerId p : members) origins.insert(first_group[p]);
+    EXPECT_EQ(origins.size(), members.size()) << "round-2 group with two members of one round-1 group";
+  }
+  EXPECT_EQ(matched, 64u);
+}
+
+// All 64 peers under one key: leaders emerge by (expiration, id) and groups respect the sizes.
+class SixtyFourPeers : public ::testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(SixtyFourPeers, OnOneKeyRespectGroupSizes) {
+  MatchSwarm s(64, [](PeerId) {
+    MatchmakingConfig c;
+    c.target_group_size = 8;
+    c.min_group_size = 3;
+    return c;
+  }, GetParam());
+  const Seconds t0 = s.now();
+  for (PeerId p = 0; p < 64; ++p) s.look_at(t0 + 0.003 * ((p * 37) % 64), p, 20);
+  s.run_for(25);
+  const auto groups = check_round(s, 0, 3, 8);
+  std::size_t matched = 0;
+  for (const auto& [id, members] : groups) matched += members.size();
+  for (PeerId p = 0; p < 64; ++p) EXPECT_EQ(s.results[p].size(), 1u) << "peer " << p;
+  EXPECT_GE(matched, 56u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, SixtyFourPeers, ::testing::Values(1, 2, 3));
+
+// The leader of a forming group disappears. Its followers notice (at once when the connection
+// breaks; otherwise when their wait for "begin" runs out at the leader's expiration +
+// request_timeout) and regroup among themselves within one more min_matchmaking_time.
+void leader_dies(sim::SimWorld::Departure how, Seconds bound) {
+  MatchSwarm s(6, [](PeerId) {
+    MatchmakingConfig c;
+    c.target_group_size = 8;  // never full: the leader waits for its expiration
+    return c;
+  });
+  const Seconds t0 = s.now();
+  const PeerId order[] = {3, 1, 4, 0, 5, 2};  // 3 declares first: it leads
+  for (int k = 0; k < 6; ++k) s.look_at(t0 + 0.05 * k, order[k]);
+  s.run_for(2.0);
+  EXPECT_EQ(s.mm[1]->stats().join_requests_sent, 1u);
+  s.world->set_down(3, how);
+  s.run_for(bound + 1);
+  std::set<PeerId> grouped;
+  for (PeerId p : {0, 1, 2, 4, 5}) {
+    ASSERT_EQ(s.results[p].size(), 1u) << "peer " << p;
+    ASSERT_TRUE(s.results[p][0].group) << "peer " << p;
+    EXPECT_LE(s.results[p][0].at - t0, bound) << "peer " << p;
+    EXPECT_FALSE(s.results[p][0].group->index_of(3));
+    for (PeerId q : s.results[p][0].group->peers()) grouped.insert(q);
+  }
+  EXPECT_EQ(grouped, (std::set<PeerId>{0, 1, 2, 4, 5}));
+  check_round(s, 0, 2, 8);
+}
+
+TEST(Matchmaker, FollowersRegroupWhenTheLeaderVanishes) {
+  // Leader's expiration t0+5, + request_timeout 3, + a new declaration of 5, + lookups.
+  leader_dies(sim::SimWorld::Departure::Silent, 5 + 3 + 5 + 1);
+}
+
+TEST(Matchmaker, FollowersRegroupAtOnceWhenTheLeaderCrashes) {
+  // Crash at t0+2 is reported: a new declaration of 5 from there, + lookups.
+  leader_dies(sim::SimWorld::Departure::Crash, 2 + 5 + 1);
+}
+
+TEST(Matchmaker, ClientModePeersJoinButNeverLead) {
+  MatchSwarm s(5, [](PeerId p) {
+    MatchmakingConfig c;
+    c.target_group_size = 5;
+    c.client_mode = p < 3;
+    return c;
+  });
+  for (PeerId p = 0; p < 5; ++p) s.look(p, 20);
+  s.run_for(10);
+  const auto groups = check_round(s, 0, 2, 5);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups.begin()->second.size(), 5u);
+  const Group& g = *s.results[0][0].group;
+  EXPECT_GE(g.leader, 3u);
+  for (const auto& m : g.members) EXPECT_EQ(m.client_mode, m.peer < 3);
+
+  // Clients alone never form a group.
+  MatchSwarm clients(3, [](PeerId) {
+    MatchmakingConfig c;
+    c.client_mode = true;
+    return c;
+  });
+  for (PeerId p = 0; p < 3; ++p) clients.look(p, 8);
+  clients.run_for(10);
+  for (PeerId p = 0; p < 3; ++p) {
+    ASSERT_EQ(clients.results[p].size(), 1u);
+    EXPECT_FALSE(clients.results[p][0].group);
+  }
+}
+
+TEST(Matchmaker, GivesUpAfterTheTimeoutWhenAlone) {
+  MatchSwarm s(3, [](PeerId p) {
+    MatchmakingConfig c;
+    c.initial_bits = p == 0 ? "0" : "1";
+    return c;
+  });
+  s.look(0, 12);
+  s.run_for(14);
+  ASSERT_EQ(s.results[0].size(), 1u);
+  EXPECT_FALSE(s.results[0][0].group);
+  EXPECT_FALSE(s.mm[0]->looking());
+  EXPECT_THROW(
+      {
+        s.look(1);
+        s.look(1);
+      },
+      std::logic_error);
+}
+
+TEST(Matchmaker, CancelledFollowerLeavesItsLeader) {
+  MatchSwarm s(3, [](PeerId) {
+    MatchmakingConfig c;
+    c.target_group_size = 3;
+    return c;
+  });
+  s.look(0);
+  s.run_for(0.5);
+  s.look(1);
+  s.run_for(1.5);
+  ASSERT_EQ(s.mm[1]->stats().replies_received.at(JoinStatus::Accepted), 1u);
+  s.mm[1]->cancel();
+  ASSERT_EQ(s.results[1].size(), 1u);
+  EXPECT_FALSE(s.results[1][0].group);
+  EXPECT_FALSE(s.mm[1]->looking());
+  s.look(2);
+  s.run_for(6);
+  ASSERT_EQ(s.results[0].size(), 1u);
+  ASSERT_TRUE(s.results[0][0].group);
+  EXPECT_EQ(s.results[0][0].group->peers().size(), 2u);
+  EXPECT_FALSE(s.results[0][0].group->index_of(1));
+}
+
+TEST(Matchmaker, MalformedMessagesAreDroppedHarmlessly) {
+  MatchSwarm s(3, [](PeerId) { return MatchmakingConfig{}; });
+  s.look(0);
+  for (std::vector<std::uint8_t> junk : {std::vector<std::uint8_t>{3}, {3, 1}, {3, 9, 0}, {3, 3, 0, 1, 2}, {3, 1, 0, 0xFF}}) {
+    s.env(2).send(0, Message{junk, 0});
+  }
+  s.run_for(0.5);
+  EXPECT_EQ(s.mm[0]->stats().malformed, 5u);
+  s.look(1);
+  s.run_for(7);
+  ASSERT_EQ(s.results[0].size(), 1u);
+  ASSERT_TRUE(s.results[0][0].group);
+  EXPECT_EQ(s.results[0][0].group->size(), 2u);
+}
+
+}  // namespace
+}  // namespace swarmlab::core::matchmaking

@@ -1,0 +1,211 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "../matchmaking/dht_swarm.h"
+#include "core/progress/global_progress.h"
+#include "core/progress/peer_progress.h"
+#include "core/progress/progress_tracker.h"
+#include "core/wire.h"
+
+namespace swarmlab::core::progress {
+namespace {
+
+TEST(PeerProgress, RoundTripsAndRejectsMalformed) {
+  const PeerProgress p{7, 12, 345, 67.5, 1234.25, true};
+  const auto bytes = encode_progress(p);
+  EXPECT_EQ(decode_progress(bytes), p);
+
+  for (std::size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_THROW(decode_progress(std::span(bytes).first(n)), DecodeError) << "truncated to " << n;
+  auto trailing = bytes;
+  trailing.push_back(0);
+  EXPECT_THROW(decode_progress(trailing), DecodeError);
+  auto bad_flag = bytes;
+  bad_flag.back() = 2;
+  EXPECT_THROW(decode_progress(bad_flag), DecodeError);
+  auto bad_rate = p;
+  bad_rate.samples_per_s = -1;
+  EXPECT_THROW(decode_progress(encode_progress(bad_rate)), DecodeError);
+  bad_rate.samples_per_s = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(decode_progress(encode_progress(bad_rate)), DecodeError);
+}
+
+TEST(GlobalProgress, FollowsTheFormulas) {
+  // Peer 3 is a client at a later step: it does not define the global step. Peer 2 lags one step:
+  // its speed counts, its samples do not.
+  const std::vector<PeerProgress> records = {
+      {0, 5, 100, 10, 10.0, false},
+      {1, 5, 50, 20, 12.0, false},
+      {2, 4, 900, 30, 11.0, false},
+      {3, 9, 40, 40, 14.0, true},
+  };
+  const GlobalProgress g = aggregate(records, 13.0, 1000);
+  EXPECT_EQ(g.global_step, 5u);
+  EXPECT_DOUBLE_EQ(g.estimated_samples, (100 + 3 * 10) + (50 + 1 * 20));
+  EXPECT_DOUBLE_EQ(g.total_samples_per_s, 100);
+  EXPECT_DOUBLE_EQ(g.eta_s, (1000.0 - 200) / 100);
+  EXPECT_EQ(g.peers, 4u);
+  EXPECT_EQ(g.clients, 1u);
+
+  // A record from the future extrapolates nothing backwards; the target reached gives ETA 0.
+  const std::vector<PeerProgress> done = {{0, 1, 600, 50, 20.0, false}, {1, 1, 500, 50, 10.0, false}};
+  const GlobalProgress d = aggregate(done, 15.0, 1000);
+  EXPECT_DOUBLE_EQ(d.estimated_samples, 600 + 500 + 5 * 50);
+  EXPECT_EQ(d.eta_s, 0);
+
+  // Nobody trains: infinite ETA; the caller's own step is a floor.
+  const GlobalProgress none = aggregate({}, 1.0, 10, 3);
+  EXPECT_EQ(none.global_step, 3u);
+  EXPECT_TRUE(std::isinf(none.eta_s));
+}
+
+TEST(ProgressTracker, RejectsBadConfig) {
+  testing::DhtSwarm swarm({1, 1});
+  EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"", 10, 60, 30}), std::invalid_argument);
+  EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"r", 0, 60, 30}), std::invalid_argument);
+  EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"r", 10, 30, 30}), std::invalid_argument);
+}
+
+TEST(ProgressTracker, RecordsAreRefreshedAndExpire) {
+  testing::DhtSwarm swarm({1, 1, 1, 1});
+  auto a = std::make_unique<ProgressTracker>(swarm.env(1), *swarm.nodes[1], ProgressConfig{"run", 100, 30, 10});
+  ProgressTracker b(swarm.env(2), *swarm.nodes[2], ProgressConfig{"run", 100, 30, 10});
+  a->report({3, 40, 8});
+  // Long after the first record would have expired, the refreshes keep it alive.
+  swarm.engine.run_until(swarm.now() + 100);
+  std::optional<GlobalProgress> seen;
+  b.fetch([&](const GlobalProgress& g) { seen = g; });
+  swarm.engine.run_until(swarm.now() + 5);
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->peers, 1u);
+  EXPECT_EQ(seen->global_step, 3u);
+  EXPECT_GE(a->publishes(), 10u);
+
+  // The peer leaves: its record expires within `expiration`.
+  a.reset();
+  swarm.engine.run_until(swarm.now() + 31);
+  seen.reset();
+  b.fetch([&](const GlobalProgress& g) { seen = g; });
+  swarm.engine.run_until(swarm.now() + 5);
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->peers, 0u);
+}
+
+// A collaboration of peers with different speeds. Each trains in batches (env.compute), reports
+// after every batch and fetches; when the estimate reaches the target batch it takes a step, and
+// peers that see a newer global step catch up (their samples towards the old step are dropped).
+class Collaboration {
+ public:
+  static constexpr std::uint64_t kBatch = 32;
+  static constexpr double kTarget = 6000;
+
+  struct Trainer {
+    std::unique_ptr<ProgressTracker> tracker;
+    std::uint64_t step = 0, samples = 0;
+    double sps = 0;
+    Seconds batch_started = 0;
+    bool fetching = false;
+  };
+  struct Eta {
+    std::uint64_t step;
+    Seconds at, eta;
+  };
+
+  explicit Collaboration(std::vector<double> speeds) : swarm(speeds) {
+    for (PeerId p = 0; p < swarm.size(); ++p) {
+      trainers.emplace_back();
+      trainers.back().tracker =
+          std::make_unique<ProgressTracker>(swarm.env(p), *swarm.nodes[p], ProgressConfig{"albert", kTarget, 30, 10});
+    }
+    step_times.push_back(swarm.now());
+    for (PeerId p = 0; p < swarm.size(); ++p) next_batch(p);
+  }
+
+  void next_batch(PeerId p) {
+    Trainer& t = trainers[p];
+    t.batch_started = swarm.now();
+    swarm.env(p).compute(kBatch, [this, p] { batch_done(p); });
+  }
+
+  // Training never waits for the DHT: the next batch starts at once, the fetch runs alongside.
+  void batch_done(PeerId p) {
+    Trainer& t = trainers[p];
+    t.sps = static_cast<double>(kBatch) / (swarm.now() - t.batch_started);
+    t.samples += kBatch;
+    if (t.step == oracle_step) oracle_samples += kBatch;
+    t.tracker->report({t.step, t.samples, t.sps});
+    next_batch(p);
+    if (t.fetching) return;
+    t.fetching = true;
+    t.tracker->fetch([this, p](const GlobalProgress& g) {
+      Trainer& t = trainers[p];
+      t.fetching = false;
+      if (p == 0 && g.global_step == oracle_step) etas.push_back({g.global_step, swarm.now(), g.eta_s});
+      if (g.global_step > t.step) {
+        t.step = g.global_step;
+        t.samples = 0;
+        t.tracker->report({t.step, t.samples, t.sps});
+      } else if (g.estimated_samples >= kTarget) {
+        if (t.step == oracle_step) {  // the first peer to step: the collaboration's step
+          samples_at_step.push_back(oracle_samples);
+          step_times.push_back(swarm.now());
+          ++oracle_step;
+          oracle_samples = 0;
+        }
+        ++t.step;
+        t.samples = 0;
+        t.tracker->report({t.step, t.samples, t.sps});
+      }
+    });
+  }
+
+  testing::DhtSwarm swarm;
+  std::vector<Trainer> trainers;
+  std::uint64_t oracle_step = 0;      // the collaboration's step, as taken by its first peer
+  double oracle_samples = 0;          // real samples computed towards the next step
+  std::vector<double> samples_at_step;
+  std::vector<Seconds> step_times;
+  std::vector<Eta> etas;
+};
+
+TEST(ProgressTracker, GlobalStepAdvancesAtTheTargetBatchAndEtaIsAccurate) {
+  const std::vector<double> speeds = {40, 60, 80, 100, 120, 160, 200, 240};  // Σ = 1000 samples/s
+  Collaboration c(speeds);
+  c.swarm.engine.run_until(c.swarm.now() + 40);
+
+  // About 6 s per step; a few steps in 40 s, every peer following.
+  ASSERT_GE(c.samples_at_step.size(), 5u);
+  for (std::size_t s = 0; s < c.samples_at_step.size(); ++s) {
+    // Estimates count partial batches and a peer learns of a step one fetch late, so the real
+    // count is within about one batch per peer of the target.
+    EXPECT_NEAR(c.samples_at_step[s], Collaboration::kTarget, speeds.size() * Collaboration::kBatch) << "step " << s;
+  }
+  for (const auto& t : c.trainers) EXPECT_GE(t.step + 1, c.oracle_step);
+
+  // Once speeds are known (after the first step), the ETA seen 20–80% into a step predicts the
+  // real time to the step within 10%.
+  std::size_t checked = 0;
+  for (const auto& e : c.etas) {
+    if (e.step < 1 || e.step + 1 >= c.step_times.size()) continue;
+    const Seconds begin = c.step_times[e.step], end = c.step_times[e.step + 1];
+    const double into = (e.at - begin) / (end - begin);
+    if (into < 0.2 || into > 0.8) continue;
+    const Seconds real = end - e.at;
+    EXPECT_NEAR(e.eta, real, 0.1 * real) << "step " << e.step << " at " << e.at;
+    ++checked;
+  }
+  EXPECT_GE(checked, 20u);
+
+  // should_start_matchmaking: true once the ETA drops below the matchmaking time.
+  const ProgressTracker& tracker = *c.trainers[0].tracker;
+  const GlobalProgress now = tracker.estimate(c.swarm.now());
+  EXPECT_TRUE(tracker.should_start_matchmaking(c.swarm.now(), now.eta_s + 0.01));
+  if (now.eta_s > 0.1) EXPECT_FALSE(tracker.should_start_matchmaking(c.swarm.now(), now.eta_s - 0.1));
+}
+
+}  // namespace
+}  // namespace swarmlab::core::progress
