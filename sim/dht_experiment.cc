@@ -71,6 +71,9 @@ class Experiment {
     if (c_.backbone_peers < 1 || c_.backbone_peers > c_.peers)
       throw std::invalid_argument("dht experiment: backbone peers must be in [1, peers]");
     if (!(c_.churn_per_hour >= 0) || !(c_.hours >= 0)) throw std::invalid_argument("dht experiment: bad churn or hours");
+    // Every replacement takes a fresh transport address, allocated up front.
+    if (c_.churn_per_hour * c_.peers * c_.hours > 1e7)
+      throw std::invalid_argument("dht experiment: more than 10 million replacements requested");
     join_window_ = c_.join_window_s >= 0 ? c_.join_window_s : std::max(60.0, 0.05 * c_.peers);
     measure_start_ = join_window_ + c_.settle_s;
     measure_end_ = measure_start_ + c_.hours * 3600.0;
