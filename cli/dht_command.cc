@@ -7,66 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "analysis/dht_report.h"
 #include "sim/dht_experiment.h"
 
 namespace swarmlab::cli {
 namespace {
 
-nlohmann::ordered_json to_json(const sim::DhtExperimentResult& r) {
-  nlohmann::ordered_json j;
-  j["peers"] = r.peers;
-  j["churn_per_hour"] = r.churn_per_hour;
-  j["hours"] = r.hours;
-  j["seed"] = r.seed;
-  j["get_success_rate"] = r.get_success_rate;
-  j["gets"] = {{"completed", r.gets}, {"succeeded", r.gets_ok}, {"lost", r.gets_lost}, {"key_died", r.gets_key_died}};
-  j["store_success_rate"] = r.store_success_rate;
-  j["stores"] = {{"puts", r.puts}, {"puts_ok", r.puts_ok}, {"republishes", r.republishes},
-                 {"republishes_ok", r.republishes_ok}};
-  j["hops"] = {{"median", r.hops_median}, {"p99", r.hops_p99}, {"mean", r.hops_mean},
-               {"bound", r.hop_bound}, {"histogram", r.hops_histogram}};
-  j["lookup_latency_s"] = {{"median", r.latency_median_s}, {"p99", r.latency_p99_s}, {"mean", r.latency_mean_s}};
-  j["messages_per_peer_minute"] = r.messages_per_peer_minute;
-  j["bytes_per_peer_minute"] = r.bytes_per_peer_minute;
-  j["per_peer_minute"] = {{"lookups", r.lookups_per_peer_minute},
-                          {"find_requests", r.find_requests_per_peer_minute},
-                          {"store_requests", r.store_requests_per_peer_minute},
-                          {"liveness_pings", r.liveness_pings_per_peer_minute}};
-  j["messages_dropped"] = r.messages_dropped;
-  j["routing"] = {{"alive_fraction", r.routing_alive_fraction},
-                  {"mean_entries", r.routing_mean_entries},
-                  {"mean_nonempty_buckets", r.routing_mean_buckets}};
-  j["joins"] = r.joins;
-  j["departures"] = r.departures;
-  j["live_keys_at_end"] = r.live_keys_at_end;
-  j["events"] = r.events;
-  j["simulated_s"] = r.simulated_s;
-  j["wall_s"] = r.wall_s;
-  j["wall_measured_s"] = r.wall_measured_s;
-  return j;
-}
-
-void print_text(const sim::DhtExperimentResult& r) {
-  std::cout << std::fixed << std::setprecision(4);
-  std::cout << "DHT: " << r.peers << " peers, churn " << r.churn_per_hour << "/h, " << r.hours << " h, seed "
-            << r.seed << "\n";
-  std::cout << "  gets of live keys: " << r.gets_ok << "/" << r.gets << " succeeded (" << 100 * r.get_success_rate
-            << "%), " << r.gets_lost << " lost with their getter\n";
-  std::cout << "  stores: " << r.puts_ok << "/" << r.puts << " puts, " << r.republishes_ok << "/" << r.republishes
-            << " republishes succeeded\n";
-  std::cout << "  hops: median " << r.hops_median << ", p99 " << r.hops_p99 << ", mean " << r.hops_mean
-            << " (bound " << r.hop_bound << "); histogram";
-  for (std::size_t h = 0; h < r.hops_histogram.size(); ++h) std::cout << " " << h << ":" << r.hops_histogram[h];
-  std::cout << "\n  lookup latency: median " << r.latency_median_s << " s, p99 " << r.latency_p99_s << " s\n";
-  std::cout << "  traffic per peer-minute: " << r.messages_per_peer_minute << " messages, "
-            << r.bytes_per_peer_minute << " bytes (" << r.lookups_per_peer_minute << " lookups, "
-            << r.find_requests_per_peer_minute << " find, " << r.store_requests_per_peer_minute << " store, "
-            << r.liveness_pings_per_peer_minute << " liveness-ping requests)\n";
-  std::cout << "  routing tables: " << 100 * r.routing_alive_fraction << "% entries alive, "
-            << r.routing_mean_entries << " entries, " << r.routing_mean_buckets << " non-empty buckets\n";
-  std::cout << "  " << r.joins << " joins, " << r.departures << " departures, " << r.events << " events, "
-            << r.wall_s << " s wall\n";
-}
 
 const bool registered = register_command(
     "dht", "Kademlia DHT at scale: success rate, hops, latency and traffic under churn",
@@ -87,9 +33,9 @@ const bool registered = register_command(
       return [config, json] {
         const sim::DhtExperimentResult r = sim::run_dht_experiment(*config);
         if (*json)
-          std::cout << to_json(r).dump(2) << "\n";
+          std::cout << analysis::to_json(r).dump(2) << "\n";
         else
-          print_text(r);
+          analysis::print_text(r, std::cout);
         return kExitOk;
       };
     });

@@ -6,12 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/dht_report.h"
 #include "cli/command.h"
 #include "cli/progress.h"
 #include "scenarios/scenario_loader.h"
 #include "sim/averaging_experiment.h"
 #include "sim/backend.h"
 #include "sim/chrome_trace.h"
+#include "sim/dht_experiment.h"
 
 namespace swarmlab::cli {
 namespace {
@@ -33,6 +35,24 @@ std::string csv_number(double v) {
   return s.str();
 }
 
+// A DHT-only scenario: the Kademlia scale experiment, written as results.json.
+int run_dht_scenario(const scenarios::Scenario& sc, const std::string& out_arg) {
+  sim::DhtExperimentConfig config;
+  config.peers = sc.dht->peers;
+  config.churn_per_hour = sc.dht->churn_per_hour;
+  config.hours = sc.dht->hours;
+  config.seed = sc.seed;
+  const sim::DhtExperimentResult r = sim::run_dht_experiment(config);
+  const std::filesystem::path out = out_arg.empty() ? std::filesystem::path("out") / sc.name : std::filesystem::path(out_arg);
+  std::filesystem::create_directories(out);
+  nlohmann::ordered_json j = analysis::to_json(r);
+  j["scenario"] = sc.name;
+  std::ofstream(out / "results.json") << j.dump(2) << "\n";
+  analysis::print_text(r, std::cout);
+  std::cout << "wrote " << (out / "results.json").string() << "\n";
+  return kExitOk;
+}
+
 const bool registered = register_command(
     "sim", "Simulate a scenario's averaging rounds; write results.json, rounds.csv and trace.json (Perfetto)",
     [](CLI::App& sub) -> std::function<int()> {
@@ -48,6 +68,7 @@ const bool registered = register_command(
       sub.add_flag("--quiet", args->quiet, "no progress bar");
       return [args] {
         const scenarios::Scenario sc = scenarios::load_scenario(args->scenario);
+        if (sc.dht) return run_dht_scenario(sc, args->out);
         sim::AveragingRunConfig cfg;
         cfg.backend = args->backend;
         cfg.rounds = args->rounds ? args->rounds : sc.averaging.rounds;

@@ -104,6 +104,13 @@ struct TrainingSpec {
   double metrics_interval_s = 1800;    // time-series bucket
 };
 
+// A DHT-only collaboration: N peers doing puts and gets while churn replaces a share per hour.
+struct DhtSpec {
+  std::uint32_t peers = 0;
+  double churn_per_hour = 0;
+  double hours = 1;
+};
+
 struct Scenario {
   std::string name, description;
   std::string source;  // path (or name) it was loaded from
@@ -113,6 +120,7 @@ struct Scenario {
   std::vector<PairCap> pair_caps;  // in file order; at most one cap per ordered pair
   AveragingSpec averaging;
   std::vector<FailureSpec> failures;  // from "failures"
+  std::optional<DhtSpec> dht;          // from "dht": a DHT-only scenario (no workload, no peers)
   TrainingSpec training;              // from "training" (defaults when absent)
   traces::ChurnTrace churn;                            // from "churn_trace" (empty when absent)
   traces::BandwidthTrace bandwidth;                    // from "bandwidth_trace" (empty when absent)

@@ -546,6 +546,19 @@ void load_training(Loader& L, const json& v, const std::string& path) {
     L.fail(f.path("local_batch"), "missing required field: DiLoCo needs samples per local step (local_batch)");
 }
 
+// A DHT-only collaboration (swarmlab sim runs the DHT scale experiment on it).
+void load_dht(Loader& L, const json& v, const std::string& path) {
+  const Fields f(L, v, path, "a dht object {peers, churn_per_hour, hours}", {"peers", "churn_per_hour", "hours"});
+  DhtSpec d;
+  d.peers = static_cast<std::uint32_t>(get_uint(L, f.require("peers", "the number of peers"), f.path("peers"), 10, 1000000,
+                                                "a number of peers from 10"));
+  if (const json* c = f.find("churn_per_hour")) d.churn_per_hour = get_non_negative(L, *c, f.path("churn_per_hour"), "fraction per hour");
+  if (d.churn_per_hour > 1) L.fail(f.path("churn_per_hour"), "expected a fraction of peers replaced per hour in [0, 1]");
+  if (const json* h = f.find("hours")) d.hours = get_non_negative(L, *h, f.path("hours"), "hours");
+  if (!(d.hours > 0)) L.fail(f.path("hours"), "expected a positive number of simulated hours");
+  L.sc.dht = d;
+}
+
 constexpr Section kSections[] = {
     {"name", true, "the scenario's name (a non-empty string)", load_name},
     {"description", false, "", load_description},
@@ -557,6 +570,7 @@ constexpr Section kSections[] = {
     {"churn_trace", false, "", load_churn_trace},
     {"bandwidth_trace", false, "", load_bandwidth_trace},
     {"failures", false, "", load_failures},
+    {"dht", false, "", load_dht},
     {"training", false, "", load_training},
 };
 
@@ -668,8 +682,13 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source_
   check_fields(L, root, "", "a scenario", keys);
   for (const auto& s : kSections) {
     const auto it = root.find(std::string(s.key));
+    // A DHT-only scenario describes its peers in "dht" and trains nothing.
+    const bool dht_only = root.contains("dht");
+    if (dht_only && (s.key == "workload" || s.key == "peers") && it != root.end())
+      L.fail(std::string(s.key), "unexpected in a DHT-only scenario (it has a \"dht\" section): expected no " +
+                                     std::string(s.key));
     if (it == root.end()) {
-      if (s.required)
+      if (s.required && !(dht_only && (s.key == "workload" || s.key == "peers")))
         L.fail(std::string(s.key), "missing required field: expected " + std::string(s.expected));
       continue;
     }

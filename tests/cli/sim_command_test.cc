@@ -93,3 +93,26 @@ TEST(SimCommand, MalformedScenarioExitsWith2AndNamesTheProblem) {
 
 }  // namespace
 }  // namespace swarmlab::cli::testing
+
+namespace swarmlab::cli::testing {
+namespace {
+
+TEST(SimCommand, ADhtOnlyScenarioRunsTheDhtExperiment) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "swarmlab_sim_dht";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "dht.json") << R"({"name": "small-dht", "seed": 2, "dht": {"peers": 60, "hours": 0.1}})";
+  const CliResult r = run_swarmlab("sim " + (dir / "dht.json").string() + " --quiet --out " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(dir / "out" / "results.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["scenario"], "small-dht");
+  EXPECT_EQ(j["get_success_rate"], 1.0);
+  // A DHT-only scenario may not also describe training peers.
+  std::ofstream(dir / "both.json") << R"({"name": "x", "dht": {"peers": 60}, "workload": {"model": "m",
+    "parameters": 1, "target_batch": 1}})";
+  EXPECT_EQ(run_swarmlab("sim " + (dir / "both.json").string() + " --quiet").exit_code, 2);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace swarmlab::cli::testing

@@ -65,7 +65,7 @@ INSTANTIATE_TEST_SUITE_P(
             "name, reachability, upload_bps)"},
         BadScenario{"unknown_section.json", "optimizer",
                     "unknown field \"optimizer\" in a scenario (allowed fields: averaging, bandwidth_trace, "
-                    "churn_trace, description, failures, name, pair_caps, peers, seed, training, workload)"},
+                    "churn_trace, description, dht, failures, name, pair_caps, peers, seed, training, workload)"},
         BadScenario{"empty_peers.json", "peers", "expected at least one peer, got an empty array"},
         BadScenario{"truncated.json", "line 5, column 1",
                     "expected valid JSON: syntax error while parsing object key - unexpected end of input"},
