@@ -1,0 +1,119 @@
+// swarmlab launch: a local swarm, one peer process per scenario peer, optionally behind emulated
+// access links (network namespaces + tc).
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "cli/command.h"
+#include "exec/launcher.h"
+#include "exec/link_emulator.h"
+#include "exec/live_scenario.h"
+
+namespace swarmlab::cli {
+namespace {
+
+constexpr int kExitInterrupted = 130;
+
+struct LaunchArgs {
+  exec::LaunchOptions o;
+  std::string strategy, codec, kill;
+  std::uint64_t parameters = 0;
+  double restart = -1;
+  bool json = false, quiet = false;
+};
+
+exec::KillSpec parse_kill(const std::string& text, double restart) {
+  // PEER@ROUND+SECONDS
+  const auto at = text.find('@'), plus = text.find('+');
+  exec::KillSpec k;
+  try {
+    if (at == std::string::npos || plus == std::string::npos || plus < at) throw std::invalid_argument("");
+    k.peer = static_cast<core::PeerId>(std::stoul(text.substr(0, at)));
+    k.round = std::stoull(text.substr(at + 1, plus - at - 1));
+    k.after_s = std::stod(text.substr(plus + 1));
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--kill \"" + text + "\": expected PEER@ROUND+SECONDS, e.g. 3@1+0.5");
+  }
+  k.restart_after_s = restart;
+  return k;
+}
+
+const bool registered = register_command(
+    "launch", "Run a scenario live: one peer process per peer on this machine, over TCP (optionally emulated links)",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<LaunchArgs>();
+      sub.add_option("scenario", a->o.scenario_path, "scenario JSON file")->required();
+      sub.add_option("--strategy", a->strategy, "override the scenario's strategy")->check(CLI::IsMember({"ar", "ps", "ours"}));
+      sub.add_option("--rounds", a->o.rounds, "averaging rounds (the first is a warm-up)")->check(CLI::Range(1ull, 100000ull))->capture_default_str();
+      sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
+      sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember({"fp32", "fp16", "fp16-scaled", "uint8"}));
+      sub.add_flag("--emulate-links", a->o.emulate_links, "each peer in its own network namespace, links shaped with tc (needs root)");
+      sub.add_option("--scale", a->o.scale, "multiply every link rate by this (machines that cannot carry the real rates)")->check(CLI::PositiveNumber)->capture_default_str();
+      sub.add_option("--goodput", a->o.goodput, "announced bandwidth = link rate × this (default: the transport's measured goodput)");
+      sub.add_option("--kill", a->kill, "PEER@ROUND+SECONDS: that peer SIGKILLs itself that long into that round");
+      sub.add_option("--restart-after", a->restart, "restart the killed peer with the same identity after this many seconds");
+      sub.add_option("--pace-all", a->o.pace_all_bps, "pace every connection at this many bits/s (testing on loopback)");
+      sub.add_option("--sender-timeout", a->o.timeouts.sender, "core::averaging::Timeouts::sender")->capture_default_str();
+      sub.add_option("--reducer-timeout", a->o.timeouts.reducer, "core::averaging::Timeouts::reducer")->capture_default_str();
+      sub.add_option("--barrier-timeout", a->o.barrier_timeout_s, "how long a round waits for missing peers")->capture_default_str();
+      sub.add_option("--deadline", a->o.deadline_s, "stop everything after this many seconds")->capture_default_str();
+      sub.add_option("--out", a->o.out_dir, "output folder (default: out/<scenario>-live)");
+      sub.add_flag("--trace", a->o.trace, "per-peer JSON-lines timelines");
+      sub.add_option("--congestion", a->o.congestion_control, "TCP congestion control of every connection ('' for the system's)")->capture_default_str();
+      sub.add_flag("--measure-loopback", a->o.measure_loopback, "afterwards, measure one bulk TCP stream over 127.0.0.1 and print the throughput ratio");
+      sub.add_flag("--json", a->json, "print results.json instead of the table");
+      sub.add_flag("--quiet", a->quiet, "no progress lines");
+      return [a] {
+        exec::LaunchOptions o = a->o;
+        if (!a->strategy.empty()) o.strategy = exec::parse_strategy(a->strategy);
+        if (!a->codec.empty()) o.precision = exec::parse_precision(a->codec);
+        if (a->parameters) o.parameters = a->parameters;
+        if (!a->kill.empty()) o.kill = parse_kill(a->kill, a->restart);
+        if (o.emulate_links)
+          if (const std::string why = exec::LinkEmulator::unavailable_reason(); !why.empty()) {
+            std::cerr << "swarmlab launch: --emulate-links: " << why << "\n";
+            return kExitBadInput;
+          }
+        if (!a->quiet) o.progress = [](const std::string& line) { std::cerr << "launch: " << line << "\n"; };
+        const exec::LaunchResult r = exec::launch(o);
+        if (a->json) {
+          std::cout << exec::launch_result_json(r) << "\n";
+        } else {
+          std::cout << r.scenario << " live: " << r.strategy << ", " << r.parameters << " parameters (" << r.codec << "), "
+                    << (r.emulated_links ? "emulated links at scale " + std::to_string(r.scale) +
+                                               (r.latency_emulated ? "" : " (no added latency: no netem)")
+                                         : std::string("loopback, links not emulated"))
+                    << "\n";
+          std::cout << "round  members  duration_s  min_fraction  max_error  throughput_MB/s\n";
+          for (const auto& x : r.rounds)
+            std::cout << std::setw(5) << x.round << std::setw(9) << x.reported << "/" << x.participants << std::setw(11)
+                      << std::fixed << std::setprecision(3) << x.duration_s << std::setw(14) << x.min_fraction_averaged
+                      << std::setw(11) << std::scientific << std::setprecision(2) << x.max_abs_error << std::fixed
+                      << std::setw(17) << std::setprecision(1)
+                      << (x.duration_s > 0 ? static_cast<double>(x.bytes_sent) / x.duration_s / 1e6 : 0.0)
+                      << (x.dropped_any ? "  (peers dropped)" : "") << "\n";
+          std::cout << std::defaultfloat << "mean round " << r.mean_round_s() << " s"
+                    << (r.rounds.size() > 1 ? " (rounds 1.., round 0 is a warm-up)" : "") << "; " << (r.ok ? "ok" : "FAILED")
+                    << "; results in " << r.out_dir << "/results.json\n";
+          if (r.loopback_limit_Bps > 0) {
+            double best = 0;
+            for (std::size_t i = r.rounds.size() > 1 ? 1 : 0; i < r.rounds.size(); ++i)
+              if (r.rounds[i].duration_s > 0)
+                best = std::max(best, static_cast<double>(r.rounds[i].bytes_sent) / r.rounds[i].duration_s);
+            double mean_bytes = 0;
+            std::size_t k = 0;
+            for (std::size_t i = r.rounds.size() > 1 ? 1 : 0; i < r.rounds.size(); ++i, ++k) mean_bytes += static_cast<double>(r.rounds[i].bytes_sent);
+            const double mean_tp = k && r.mean_round_s() > 0 ? mean_bytes / static_cast<double>(k) / r.mean_round_s() : 0;
+            std::cout << "loopback limit (one bulk TCP stream): " << r.loopback_limit_Bps / 1e6 << " MB/s; swarm throughput "
+                      << mean_tp / 1e6 << " MB/s mean (" << best / 1e6 << " best round) = " << mean_tp / r.loopback_limit_Bps
+                      << " of the limit (" << best / r.loopback_limit_Bps << " best)\n";
+          }
+        }
+        if (r.interrupted) return kExitInterrupted;
+        return r.ok ? kExitOk : kExitFailure;
+      };
+    });
+
+}  // namespace
+}  // namespace swarmlab::cli

@@ -1,0 +1,151 @@
+// swarmlab peer: one real peer process of a live averaging run (usually started by `launch`).
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/command.h"
+#include "exec/live_scenario.h"
+#include "exec/peer_process.h"
+#include "scenarios/scenario_loader.h"
+#include "sim/averaging_experiment.h"
+
+namespace swarmlab::cli {
+namespace {
+
+struct PeerArgs {
+  std::string scenario;
+  std::uint32_t id = 0;
+  std::string peers;
+  std::string listen;
+  std::string strategy = "ours";
+  std::uint64_t rounds = 3;
+  std::uint64_t parameters = 0;
+  std::string codec;
+  double scale = 1;
+  double goodput = exec::kLiveGoodputFraction;
+  double compute = -1, upload = -1, download = -1;
+  bool client = false;
+  std::uint64_t run_id = 0;
+  double clock_origin = -1;
+  double startup_timeout = 30, barrier_timeout = 3, connect_timeout = 5, idle_timeout = 300;
+  double sender_timeout = 30, reducer_timeout = 60, round_timeout = 0;
+  bool no_pacing = false;
+  double pace_all = 0;
+  std::string die_at;
+  std::uint64_t check_stride = 0;
+  std::string trace;
+  std::string congestion;
+};
+
+// "0=10.77.0.1:7000,1=10.77.0.2:7000,3=..." -> addresses by id; ids missing from the list (up to
+// the scenario's peer count) are client-mode peers.
+std::vector<std::optional<exec::SocketAddress>> parse_peers(const std::string& text, std::size_t n) {
+  std::vector<std::optional<exec::SocketAddress>> out(n);
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("--peers: \"" + item + "\" is not ID=ADDRESS");
+    std::size_t id = 0;
+    try {
+      id = std::stoul(item.substr(0, eq));
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--peers: \"" + item + "\" does not start with a peer index");
+    }
+    if (id >= n) throw std::invalid_argument("--peers: peer " + std::to_string(id) + " is not in the scenario (" + std::to_string(n) + " peers)");
+    out[id] = exec::SocketAddress::parse(item.substr(eq + 1));
+  }
+  return out;
+}
+
+const bool registered = register_command(
+    "peer", "Run one real peer of a live averaging run (TCP); normally started by `swarmlab launch`",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<PeerArgs>();
+      sub.add_option("scenario", a->scenario, "scenario JSON file")->required();
+      sub.add_option("--id", a->id, "this peer's index in the scenario")->required();
+      sub.add_option("--peers", a->peers, "ID=IP:PORT,... for every peer that accepts connections (a static list; v1 does not use the DHT)")->required();
+      sub.add_option("--listen", a->listen, "bind here instead of this peer's --peers address");
+      sub.add_option("--strategy", a->strategy, "ar, ps or ours")->check(CLI::IsMember({"ar", "ps", "ours"}))->capture_default_str();
+      sub.add_option("--rounds", a->rounds, "averaging rounds")->check(CLI::Range(1ull, 1000000ull))->capture_default_str();
+      sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
+      sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember({"fp32", "fp16", "fp16-scaled", "uint8"}));
+      sub.add_option("--scale", a->scale, "scenario rates are multiplied by this")->check(CLI::PositiveNumber)->capture_default_str();
+      sub.add_option("--goodput", a->goodput, "announced bandwidth = scaled link rate × this")->check(CLI::Range(0.01, 1.0))->capture_default_str();
+      sub.add_option("--announce-compute", a->compute, "announced samples/s (default: the scenario's)");
+      sub.add_option("--announce-upload", a->upload, "announced upload bits/s (default: scenario × scale × goodput)");
+      sub.add_option("--announce-download", a->download, "announced download bits/s (default: scenario × scale × goodput)");
+      sub.add_flag("--client", a->client, "announce client mode (also implied by a missing --peers entry)");
+      sub.add_option("--run-id", a->run_id, "run identity shared by the peers of one launch");
+      sub.add_option("--clock-origin", a->clock_origin, "CLOCK_MONOTONIC seconds of the run's t = 0 (default: now)");
+      sub.add_option("--startup-timeout", a->startup_timeout, "first round: wait this long for all peers")->capture_default_str();
+      sub.add_option("--barrier-timeout", a->barrier_timeout, "later rounds: wait this long for missing peers")->capture_default_str();
+      sub.add_option("--connect-timeout", a->connect_timeout, "TCP connect + handshake")->capture_default_str();
+      sub.add_option("--idle-timeout", a->idle_timeout, "give up after this long without a round")->capture_default_str();
+      sub.add_option("--sender-timeout", a->sender_timeout, "core::averaging::Timeouts::sender")->capture_default_str();
+      sub.add_option("--reducer-timeout", a->reducer_timeout, "core::averaging::Timeouts::reducer")->capture_default_str();
+      sub.add_option("--round-timeout", a->round_timeout, "core::averaging::Timeouts::round (0: none)");
+      sub.add_flag("--no-pacing", a->no_pacing, "ignore the plan's pacing (links that are not the scenario's)");
+      sub.add_option("--pace-all", a->pace_all, "pace every connection at this many bits/s (testing)");
+      sub.add_option("--die-at", a->die_at, "ROUND+SECONDS: SIGKILL itself that long into that round (fault injection)");
+      sub.add_option("--check-stride", a->check_stride, "check every k-th element against the exact average (0: about 1M per round)");
+      sub.add_option("--trace", a->trace, "append a JSON-lines timeline here");
+      sub.add_option("--congestion", a->congestion, "TCP congestion control for every connection (default: the system's)");
+      return [a] {
+        const scenarios::Scenario sc = scenarios::load_scenario(a->scenario);
+        if (a->id >= sc.peers.size())
+          throw std::invalid_argument("--id " + std::to_string(a->id) + ": the scenario has " + std::to_string(sc.peers.size()) + " peers");
+        exec::LiveOverrides ov;
+        ov.scale = a->scale;
+        if (a->parameters) ov.parameters = a->parameters;
+        if (!a->codec.empty()) ov.precision = exec::parse_precision(a->codec);
+        const scenarios::Scenario live = exec::live_view(sc, ov);
+
+        exec::PeerConfig c;
+        c.id = a->id;
+        c.name = sc.peers[a->id].name;
+        c.addresses = parse_peers(a->peers, sc.peers.size());
+        if (!a->listen.empty()) c.listen = exec::SocketAddress::parse(a->listen);
+        c.announce = exec::default_announce(live, a->id, a->goodput);
+        if (a->compute >= 0) c.announce.compute_sps = a->compute;
+        if (a->upload >= 0) c.announce.upload_bps = a->upload;
+        if (a->download >= 0) c.announce.download_bps = a->download;
+        c.announce.client_mode = c.announce.client_mode || a->client || !c.addresses[a->id];
+        c.strategy = exec::parse_strategy(a->strategy);
+        c.rounds = a->rounds;
+        c.parameters = live.workload.parameters;
+        c.codec = sim::codec_for(live.workload.wire_precision);
+        c.part_bytes = live.averaging.part_bytes;
+        c.target_batch = static_cast<double>(live.workload.target_batch);
+        c.seed = live.seed;
+        c.timeouts.sender = a->sender_timeout;
+        c.timeouts.reducer = a->reducer_timeout;
+        if (a->round_timeout > 0) c.timeouts.round = a->round_timeout;
+        c.startup_timeout_s = a->startup_timeout;
+        c.barrier_timeout_s = a->barrier_timeout;
+        c.connect_timeout_s = a->connect_timeout;
+        c.idle_timeout_s = a->idle_timeout;
+        c.clock_origin = a->clock_origin;
+        c.network = exec::network_id(sc, a->run_id);
+        c.pacing = !a->no_pacing;
+        c.pace_all_bps = a->pace_all;
+        c.check_stride = a->check_stride;
+        c.trace_path = a->trace;
+        c.congestion_control = a->congestion;
+        if (!a->die_at.empty()) {
+          const auto plus = a->die_at.find('+');
+          try {
+            if (plus == std::string::npos) throw std::invalid_argument("");
+            c.die_round = std::stoull(a->die_at.substr(0, plus));
+            c.die_after_s = std::stod(a->die_at.substr(plus + 1));
+          } catch (const std::exception&) {
+            throw std::invalid_argument("--die-at \"" + a->die_at + "\": expected ROUND+SECONDS, e.g. 1+0.5");
+          }
+        }
+        return exec::run_peer(c, std::cout, std::cerr);
+      };
+    });
+
+}  // namespace
+}  // namespace swarmlab::cli

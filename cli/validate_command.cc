@@ -1,0 +1,76 @@
+// swarmlab validate: simulated versus measured averaging time, per strategy.
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "cli/command.h"
+#include "exec/link_emulator.h"
+#include "exec/live_scenario.h"
+#include "exec/validate.h"
+
+namespace swarmlab::cli {
+namespace {
+
+struct ValidateArgs {
+  exec::ValidateOptions o;
+  std::vector<std::string> strategies;
+  std::string codec;
+  std::uint64_t parameters = 0;
+  bool json = false, quiet = false;
+};
+
+const bool registered = register_command(
+    "validate", "Simulate a scenario and run it live; print predicted and measured averaging time per strategy",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<ValidateArgs>();
+      sub.add_option("scenario", a->o.scenario_path, "scenario JSON file")->required();
+      sub.add_flag("--emulate-links", a->o.emulate_links, "run live behind emulated links (needs root)");
+      sub.add_option("--scale", a->o.scale, "multiply every link rate by this, in both the simulation and the live run")->check(CLI::PositiveNumber)->capture_default_str();
+      sub.add_option("--strategies", a->strategies, "subset of ar,ps,ours (default: all)")->delimiter(',')->check(CLI::IsMember({"ar", "ps", "ours"}));
+      sub.add_option("--rounds", a->o.rounds, "live rounds per strategy (the first is a warm-up)")->check(CLI::Range(1ull, 1000ull))->capture_default_str();
+      sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
+      sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember({"fp32", "fp16", "fp16-scaled", "uint8"}));
+      sub.add_option("--goodput", a->o.goodput, "transport goodput used for the prediction and the plan (default: the measured constant)");
+      sub.add_option("--congestion", a->o.congestion_control, "TCP congestion control of the live runs ('' for the system's)")->capture_default_str();
+      sub.add_flag("--calibrate", a->o.calibrate, "first measure this transport's goodput over one emulated link and predict with it");
+      sub.add_option("--out", a->o.out_dir, "output folder (default: out/<scenario>-validate)");
+      sub.add_flag("--json", a->json, "JSON output");
+      sub.add_flag("--quiet", a->quiet, "no progress lines");
+      return [a] {
+        exec::ValidateOptions o = a->o;
+        if (!a->strategies.empty()) {
+          o.strategies.clear();
+          for (const auto& s : a->strategies) o.strategies.push_back(exec::parse_strategy(s));
+        }
+        if (!a->codec.empty()) o.precision = exec::parse_precision(a->codec);
+        if (a->parameters) o.parameters = a->parameters;
+        if (o.emulate_links)
+          if (const std::string why = exec::LinkEmulator::unavailable_reason(); !why.empty()) {
+            std::cerr << "swarmlab validate: --emulate-links: " << why << "\n";
+            return kExitBadInput;
+          }
+        if (!a->quiet) o.progress = [](const std::string& line) { std::cerr << "validate: " << line << "\n"; };
+        const exec::ValidateResult r = exec::validate(o);
+        if (a->json) {
+          std::cout << exec::validate_json(r) << "\n";
+        } else {
+          std::cout << r.scenario << ": simulated (flow, goodput " << r.goodput << ") vs live, scale " << r.scale << ", "
+                    << r.parameters << " parameters (" << r.codec << "), "
+                    << (r.emulated_links ? (r.latency_emulated ? "emulated links" : "emulated links without added latency (no netem)")
+                                         : "loopback (links not emulated: the prediction is for the scenario's links)")
+                    << "\n";
+          std::cout << "strategy  predicted_s  measured_s   ratio  live\n";
+          for (const auto& row : r.rows)
+            std::cout << std::left << std::setw(8) << row.strategy << std::right << std::fixed << std::setprecision(3)
+                      << std::setw(13) << row.predicted_s << std::setw(12) << row.measured_s << std::setw(8)
+                      << row.ratio() << "  " << (row.live_ok ? "ok" : "FAILED") << "\n";
+        }
+        if (r.interrupted) return 130;
+        for (const auto& row : r.rows)
+          if (!row.live_ok) return kExitFailure;
+        return kExitOk;
+      };
+    });
+
+}  // namespace
+}  // namespace swarmlab::cli

@@ -1,0 +1,442 @@
+#include "exec/launcher.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "exec/bulk_stream.h"
+#include "exec/event_loop.h"
+#include "exec/link_emulator.h"
+#include "exec/live_scenario.h"
+#include "exec/socket_address.h"
+#include "scenarios/scenario_loader.h"
+
+namespace swarmlab::exec {
+namespace {
+
+constexpr std::uint16_t kEmulatedPort = 7000;
+
+std::string strategy_flag(core::averaging::Strategy s) {
+  switch (s) {
+    case core::averaging::Strategy::AllReduce: return "ar";
+    case core::averaging::Strategy::ParameterServer: return "ps";
+    case core::averaging::Strategy::Planned: return "ours";
+  }
+  return "ours";
+}
+
+core::averaging::Strategy scenario_strategy(scenarios::AveragingStrategy s) {
+  switch (s) {
+    case scenarios::AveragingStrategy::AllReduce: return core::averaging::Strategy::AllReduce;
+    case scenarios::AveragingStrategy::ParameterServer: return core::averaging::Strategy::ParameterServer;
+    case scenarios::AveragingStrategy::Planner: return core::averaging::Strategy::Planned;
+  }
+  return core::averaging::Strategy::Planned;
+}
+
+std::string number(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+// Ports the kernel hands out as free right now, all distinct (held open together while asked).
+std::vector<std::uint16_t> reserve_loopback_ports(std::size_t n) {
+  std::vector<int> fds;
+  std::vector<std::uint16_t> ports;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const sockaddr_in sa = SocketAddress::loopback(0).to_sockaddr();
+    if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0) {
+      for (int f : fds) close(f);
+      if (fd >= 0) close(fd);
+      throw std::runtime_error(std::string("cannot reserve a loopback port: ") + std::strerror(errno));
+    }
+    sockaddr_in bound{};
+    socklen_t len = sizeof bound;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    fds.push_back(fd);
+    ports.push_back(ntohs(bound.sin_port));
+  }
+  for (int f : fds) close(f);
+  return ports;
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find this executable (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
+// Blocks the signals the supervisor waits for, and restores the old mask when done.
+class SignalScope {
+ public:
+  SignalScope() {
+    sigemptyset(&set_);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+  }
+  ~SignalScope() {
+    // Drop a SIGCHLD left pending by our own children, so a caller that does not expect one
+    // never sees it; interrupts were consumed by the supervisor.
+    timespec zero{};
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    while (sigtimedwait(&chld, nullptr, &zero) > 0) {
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  const sigset_t& set() const { return set_; }
+
+ private:
+  sigset_t set_, old_;
+};
+
+struct Child {
+  pid_t pid = -1;
+  int incarnation = 0;
+  bool running = false;
+  int exit_code = -1;
+  std::optional<double> restart_at;
+};
+
+// Kills and reaps every child still running, whatever path leaves launch().
+class Children {
+ public:
+  explicit Children(std::size_t n) : children_(n) {}
+  ~Children() { kill_all(); }
+  Child& operator[](std::size_t i) { return children_[i]; }
+  std::size_t size() const { return children_.size(); }
+  void kill_all() {
+    for (auto& c : children_)
+      if (c.running && c.pid > 0) kill(c.pid, SIGKILL);
+    for (auto& c : children_)
+      if (c.running && c.pid > 0) {
+        int status = 0;
+        while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        c.running = false;
+        c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+  }
+
+ private:
+  std::vector<Child> children_;
+};
+
+struct SpawnPlan {
+  std::string executable;
+  std::vector<std::string> argv;
+  std::string netns_path;  // empty: this namespace
+  std::string out_path, log_path;
+};
+
+pid_t spawn(const SpawnPlan& plan) {
+  // Everything the child touches is prepared before fork(): after it, only system calls.
+  std::vector<char*> argv;
+  for (const auto& a : plan.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid > 0) return pid;
+  // Child.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
+  if (getppid() != parent) _exit(125);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) signal(s, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  const int out = open(plan.out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int err = open(plan.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out < 0 || err < 0) _exit(126);
+  dup2(out, 1);
+  dup2(err, 2);
+  if (!plan.netns_path.empty()) {
+    const int ns = open(plan.netns_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
+      static const char msg[] = "swarmlab launch: cannot enter the peer's network namespace\n";
+      [[maybe_unused]] const ssize_t w = write(2, msg, sizeof msg - 1);
+      _exit(126);
+    }
+  }
+  execv(plan.executable.c_str(), argv.data());
+  static const char msg[] = "swarmlab launch: cannot execute the peer program\n";
+  [[maybe_unused]] const ssize_t w = write(2, msg, sizeof msg - 1);
+  _exit(127);
+}
+
+void collect(LaunchResult& result, const std::vector<std::string>& out_paths, std::uint64_t rounds) {
+  std::map<std::uint64_t, LaunchRound> by_round;
+  for (const auto& path : out_paths) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object() || !j.contains("round")) continue;
+      const std::uint64_t r = j.value("round", std::uint64_t{0});
+      LaunchRound& lr = by_round[r];
+      const bool first = lr.reported == 0;
+      lr.round = r;
+      lr.participants = std::max<std::size_t>(lr.participants, j.value("participants", std::size_t{0}));
+      ++lr.reported;
+      if (!j.value("completed", false)) ++lr.incomplete;
+      const double start = j.value("start_s", 0.0), end = j.value("end_s", 0.0);
+      lr.start_s = first ? start : std::min(lr.start_s, start);
+      lr.end_s = first ? end : std::max(lr.end_s, end);
+      if (j.value("sends", false)) {
+        lr.min_fraction_averaged = std::min(lr.min_fraction_averaged, j.value("fraction_averaged", 0.0));
+        lr.max_abs_error = std::max(lr.max_abs_error, j.value("max_abs_error", 0.0));
+      }
+      lr.values_ok = lr.values_ok && j.value("values_ok", false);
+      lr.dropped_any = lr.dropped_any || !j.value("dropped_senders", nlohmann::json::array()).empty() ||
+                       !j.value("dropped_reducers", nlohmann::json::array()).empty();
+      lr.bytes_sent += j.value("bytes_sent", std::uint64_t{0});
+    }
+  }
+  for (auto& [r, lr] : by_round) {
+    lr.duration_s = lr.end_s - lr.start_s;
+    // After a drop there is no exact average to match (SPEC §2.4 failure semantics).
+    if (lr.dropped_any) lr.values_ok = true;
+    if (r < rounds) result.rounds.push_back(lr);
+  }
+}
+
+}  // namespace
+
+double LaunchResult::mean_round_s() const {
+  if (rounds.empty()) return 0;
+  const std::size_t first = rounds.size() > 1 ? 1 : 0;
+  double sum = 0;
+  for (std::size_t i = first; i < rounds.size(); ++i) sum += rounds[i].duration_s;
+  return sum / static_cast<double>(rounds.size() - first);
+}
+
+LaunchResult launch(const LaunchOptions& o) {
+  if (o.rounds == 0) throw std::invalid_argument("rounds must be >= 1");
+  const scenarios::Scenario sc = scenarios::load_scenario(o.scenario_path);
+  const std::size_t n = sc.peers.size();
+  if (o.kill && o.kill->peer >= n) throw std::invalid_argument("--kill: the scenario has no peer " + std::to_string(o.kill->peer));
+  if (o.kill && o.kill->peer == 0) throw std::invalid_argument("--kill: peer 0 coordinates the rounds and cannot be killed in v1");
+  const double goodput = o.goodput > 0 ? o.goodput : kLiveGoodputFraction;
+  const core::averaging::Strategy strategy = o.strategy.value_or(scenario_strategy(sc.averaging.strategy));
+
+  LaunchResult result;
+  result.scenario = sc.name;
+  result.strategy = std::string(core::averaging::name(strategy));
+  result.scale = o.scale;
+  result.goodput = goodput;
+  result.emulated_links = o.emulate_links;
+  result.pacing = o.pacing.value_or(o.emulate_links);
+  result.out_dir = o.out_dir.empty() ? "out/" + sc.name + "-live" : o.out_dir;
+  const std::string executable = o.executable.empty() ? self_executable() : o.executable;
+  std::filesystem::create_directories(result.out_dir);
+  const std::string abs_scenario = std::filesystem::absolute(o.scenario_path).string();
+  auto say = [&](const std::string& line) {
+    if (o.progress) o.progress(line);
+  };
+
+  SignalScope signals;  // before anything needs tearing down: a Ctrl-C from here on is handled
+  std::unique_ptr<LinkEmulator> emulator;
+  std::vector<std::optional<SocketAddress>> addresses(n);
+  if (o.emulate_links) {
+    if (const std::string why = LinkEmulator::unavailable_reason(); !why.empty()) throw std::runtime_error(why);
+    if (const std::size_t stale = LinkEmulator::cleanup_stale(); stale > 0)
+      say("removed " + std::to_string(stale) + " network objects left by an earlier launch");
+    const scenarios::Scenario scaled = live_view(sc, LiveOverrides{o.scale, {}, {}, false});
+    std::vector<EmulatedLink> links;
+    for (const auto& p : scaled.peers) links.push_back({p.upload_bps, p.download_bps, p.latency_s});
+    say("building " + std::to_string(n) + " emulated links (scale " + number(o.scale) + ")");
+    emulator = std::make_unique<LinkEmulator>(links, "swl" + std::to_string(getpid()));
+    result.latency_emulated = emulator->latency_emulated();
+    bool any_latency = false;
+    for (const auto& p : scaled.peers) any_latency |= p.latency_s > 0;
+    if (any_latency && !result.latency_emulated)
+      say("note: this kernel has no netem qdisc; the emulated links add no latency");
+    for (std::size_t i = 0; i < n; ++i)
+      if (sc.peers[i].reachability == scenarios::Reachability::Public)
+        addresses[i] = SocketAddress{emulator->address(i), kEmulatedPort};
+  } else {
+    const auto ports = reserve_loopback_ports(n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (sc.peers[i].reachability == scenarios::Reachability::Public) addresses[i] = SocketAddress::loopback(ports[i]);
+  }
+  const scenarios::Scenario live =
+      live_view(sc, LiveOverrides{o.scale, o.parameters, o.precision, !result.latency_emulated});
+  result.parameters = live.workload.parameters;
+  result.codec = std::string(scenarios::to_string(live.workload.wire_precision));
+
+  std::string peer_list;
+  for (std::size_t i = 0; i < n; ++i)
+    if (addresses[i]) peer_list += (peer_list.empty() ? "" : ",") + std::to_string(i) + "=" + addresses[i]->to_string();
+  const std::uint64_t run_id = static_cast<std::uint64_t>(getpid()) << 32 ^
+                               static_cast<std::uint64_t>(EventLoop::monotonic_seconds() * 1e6);
+  const double origin = EventLoop::monotonic_seconds();
+
+  std::vector<std::string> out_paths, log_paths;
+  for (std::size_t i = 0; i < n; ++i) {
+    out_paths.push_back(result.out_dir + "/peer-" + std::to_string(i) + ".jsonl");
+    log_paths.push_back(result.out_dir + "/peer-" + std::to_string(i) + ".log");
+    std::filesystem::remove(out_paths.back());
+    std::filesystem::remove(log_paths.back());
+    std::filesystem::remove(result.out_dir + "/trace-" + std::to_string(i) + ".jsonl");
+  }
+  auto plan_for = [&](std::size_t i, int incarnation) {
+    SpawnPlan p;
+    p.executable = executable;
+    p.argv = {executable, "peer", abs_scenario, "--id", std::to_string(i), "--peers", peer_list,
+              "--strategy", strategy_flag(strategy), "--rounds", std::to_string(o.rounds),
+              "--scale", number(o.scale), "--goodput", number(goodput),
+              "--parameters", std::to_string(live.workload.parameters), "--codec", result.codec,
+              "--run-id", std::to_string(run_id), "--clock-origin", number(origin),
+              "--startup-timeout", number(o.startup_timeout_s), "--barrier-timeout", number(o.barrier_timeout_s),
+              "--connect-timeout", number(o.connect_timeout_s),
+              "--sender-timeout", number(o.timeouts.sender), "--reducer-timeout", number(o.timeouts.reducer)};
+    if (std::isfinite(o.timeouts.round)) p.argv.insert(p.argv.end(), {"--round-timeout", number(o.timeouts.round)});
+    if (!result.pacing) p.argv.push_back("--no-pacing");
+    if (o.pace_all_bps > 0) p.argv.insert(p.argv.end(), {"--pace-all", number(o.pace_all_bps)});
+    if (o.kill && o.kill->peer == i && incarnation == 0)
+      p.argv.insert(p.argv.end(), {"--die-at", std::to_string(o.kill->round) + "+" + number(o.kill->after_s)});
+    if (!o.congestion_control.empty()) p.argv.insert(p.argv.end(), {"--congestion", o.congestion_control});
+    if (o.trace) p.argv.insert(p.argv.end(), {"--trace", result.out_dir + "/trace-" + std::to_string(i) + ".jsonl"});
+    if (emulator) p.netns_path = emulator->netns_path(i);
+    p.out_path = out_paths[i];
+    p.log_path = log_paths[i];
+    return p;
+  };
+
+  Children children(n);
+  say("starting " + std::to_string(n) + " peers (" + result.strategy + ", " + std::to_string(o.rounds) + " rounds, " +
+      std::to_string(live.workload.parameters) + " parameters, " + result.codec + ")");
+  for (std::size_t i = 0; i < n; ++i) {
+    children[i].pid = spawn(plan_for(i, 0));
+    children[i].running = true;
+  }
+
+  const double t0 = EventLoop::monotonic_seconds();
+  for (;;) {
+    const double now = EventLoop::monotonic_seconds() - t0;
+    // Reap.
+    bool running = false, pending = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      Child& c = children[i];
+      if (c.running) {
+        int status = 0;
+        const pid_t r = waitpid(c.pid, &status, WNOHANG);
+        if (r == c.pid) {
+          c.running = false;
+          c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+          const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+          say("peer " + std::to_string(i) + " exited (" +
+              (WIFEXITED(status) ? "code " + std::to_string(WEXITSTATUS(status)) : "signal " + std::to_string(WTERMSIG(status))) + ")");
+          if (killed && o.kill && o.kill->peer == i && c.incarnation == 0 && o.kill->restart_after_s >= 0)
+            c.restart_at = now + o.kill->restart_after_s;
+        }
+      }
+      if (c.restart_at && now >= *c.restart_at) {
+        c.restart_at.reset();
+        ++c.incarnation;
+        ++result.restarts;
+        say("restarting peer " + std::to_string(i) + " with the same identity");
+        c.pid = spawn(plan_for(i, c.incarnation));
+        c.running = true;
+      }
+      running |= c.running;
+      pending |= c.restart_at.has_value();
+    }
+    if (!running && !pending) break;
+    if (now > o.deadline_s) {
+      result.timed_out = true;
+      say("deadline of " + number(o.deadline_s) + " s reached: stopping every peer");
+      break;
+    }
+    timespec wait{0, 50'000'000};
+    siginfo_t info{};
+    const int sig = sigtimedwait(&signals.set(), &info, &wait);
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+      result.interrupted = true;
+      say("interrupted: stopping every peer and removing the emulated network");
+      break;
+    }
+  }
+  children.kill_all();
+  for (std::size_t i = 0; i < n; ++i) result.exit_codes.push_back(children[i].exit_code);
+  if (emulator) emulator->teardown();
+
+  collect(result, out_paths, o.rounds);
+  bool ok = !result.interrupted && !result.timed_out && result.rounds.size() == o.rounds;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool killed_for_good = o.kill && o.kill->peer == i && o.kill->restart_after_s < 0 && result.exit_codes[i] == 128 + SIGKILL;
+    ok = ok && (result.exit_codes[i] == 0 || killed_for_good);
+  }
+  for (const auto& r : result.rounds) ok = ok && r.incomplete == 0 && r.values_ok;
+  result.ok = ok;
+  if (o.measure_loopback && !result.interrupted) {
+    std::uint64_t bytes = 0;
+    for (const auto& r : result.rounds) bytes = std::max(bytes, r.bytes_sent);
+    bytes = std::clamp<std::uint64_t>(bytes, 64 << 20, 4ull << 30);
+    say("measuring the loopback limit with one bulk TCP stream of " + std::to_string(bytes >> 20) + " MiB");
+    result.loopback_limit_Bps = measure_loopback_stream(bytes).bytes_per_s();
+  }
+  std::ofstream(result.out_dir + "/results.json") << launch_result_json(result) << "\n";
+  return result;
+}
+
+std::string launch_result_json(const LaunchResult& r) {
+  nlohmann::ordered_json j;
+  j["scenario"] = r.scenario;
+  j["strategy"] = r.strategy;
+  j["scale"] = r.scale;
+  j["emulated_links"] = r.emulated_links;
+  j["latency_emulated"] = r.latency_emulated;
+  j["pacing"] = r.pacing;
+  j["goodput"] = r.goodput;
+  j["parameters"] = r.parameters;
+  j["codec"] = r.codec;
+  j["ok"] = r.ok;
+  j["interrupted"] = r.interrupted;
+  j["timed_out"] = r.timed_out;
+  j["restarts"] = r.restarts;
+  j["exit_codes"] = r.exit_codes;
+  j["mean_round_s"] = r.mean_round_s();
+  if (r.loopback_limit_Bps > 0) j["loopback_limit_Bps"] = r.loopback_limit_Bps;
+  j["rounds"] = nlohmann::ordered_json::array();
+  for (const auto& x : r.rounds)
+    j["rounds"].push_back({{"round", x.round},
+                           {"participants", x.participants},
+                           {"reported", x.reported},
+                           {"incomplete", x.incomplete},
+                           {"start_s", x.start_s},
+                           {"end_s", x.end_s},
+                           {"duration_s", x.duration_s},
+                           {"min_fraction_averaged", x.min_fraction_averaged},
+                           {"max_abs_error", x.max_abs_error},
+                           {"values_ok", x.values_ok},
+                           {"dropped_any", x.dropped_any},
+                           {"bytes_sent", x.bytes_sent},
+                           {"throughput_Bps", x.duration_s > 0 ? static_cast<double>(x.bytes_sent) / x.duration_s : 0.0}});
+  return j.dump(2);
+}
+
+}  // namespace swarmlab::exec

@@ -1,0 +1,100 @@
+#pragma once
+// A local swarm (`swarmlab launch`): one `swarmlab peer` process per scenario peer on this machine,
+// supervised until the run ends, and their per-round JSON lines gathered into one result.
+//
+// Without link emulation the peers talk over 127.0.0.1 (ports reserved from the kernel). With it,
+// each peer runs in its own network namespace behind an emulated access link
+// (exec/link_emulator.h) at the scenario's rates × scale. Teardown is guaranteed: children get
+// PR_SET_PDEATHSIG so they die with the launcher; the namespaces, veths and bridge are removed on
+// every exit path, including exceptions and SIGINT/SIGTERM/SIGHUP (handled synchronously by the
+// supervising loop, which then returns `interrupted`); leftovers of a launcher killed with SIGKILL
+// are removed by the next launch (LinkEmulator::cleanup_stale). One emulated launch per process
+// at a time (names carry the pid).
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/averaging/butterfly_round.h"
+#include "core/averaging/role_assignment.h"
+#include "scenarios/scenario.h"
+
+namespace swarmlab::exec {
+
+struct KillSpec {
+  core::PeerId peer = 0;
+  std::uint64_t round = 0;
+  double after_s = 0;           // into that round (the peer SIGKILLs itself)
+  double restart_after_s = -1;  // >= 0: restart it with the same identity after this long
+};
+
+struct LaunchOptions {
+  std::string scenario_path;
+  std::optional<core::averaging::Strategy> strategy;       // default: the scenario's
+  std::uint64_t rounds = 3;
+  std::optional<std::uint64_t> parameters;                 // default: the scenario's
+  std::optional<scenarios::WirePrecision> precision;       // default: the scenario's
+  bool emulate_links = false;
+  double scale = 1;
+  double goodput = -1;                                     // < 0: kLiveGoodputFraction
+  std::optional<bool> pacing;                              // default: on iff emulate_links
+  double pace_all_bps = 0;                                 // test knob (PeerConfig::pace_all_bps)
+  core::averaging::Timeouts timeouts;
+  double startup_timeout_s = 60;
+  double barrier_timeout_s = 3;
+  double connect_timeout_s = 5;
+  double deadline_s = 900;                                 // the whole run; then everything is killed
+  std::optional<KillSpec> kill;
+  std::string out_dir;                                     // default: out/<scenario>-live
+  std::string executable;                                  // default: this executable
+  bool trace = false;                                      // per-peer timeline JSON lines
+  // TCP_CONGESTION of every connection; empty: the system's. Pinned to Linux's default, cubic, so
+  // runs do not depend on the machine: under bbr (some distributions' default) flows capped with
+  // SO_MAX_PACING_RATE - the planner's pacing - lose up to a third of their rate (exec/README.md).
+  std::string congestion_control = "cubic";
+  // After the run, measure the loopback limit (exec/bulk_stream.h) with as many bytes as the
+  // busiest round moved, for the throughput ratio.
+  bool measure_loopback = false;
+  std::function<void(const std::string&)> progress;        // one line per event, optional
+};
+
+struct LaunchRound {
+  std::uint64_t round = 0;
+  std::size_t participants = 0;     // plan members
+  std::size_t reported = 0;         // members that finished the round (a killed one does not)
+  std::size_t incomplete = 0;       // reported, but timed out
+  double start_s = 0, end_s = 0;    // first member's start, last member's end (shared timeline)
+  double duration_s = 0;
+  double min_fraction_averaged = 1;
+  double max_abs_error = 0;
+  bool values_ok = true;           // every sender within the codec's tolerance (or a peer was dropped)
+  bool dropped_any = false;         // some member dropped a peer (failure handling ran)
+  std::uint64_t bytes_sent = 0;     // over all members
+};
+
+struct LaunchResult {
+  std::string scenario, strategy, out_dir;
+  double scale = 1, goodput = 0;
+  bool emulated_links = false, latency_emulated = false, pacing = false;
+  std::uint64_t parameters = 0;
+  std::string codec;
+  std::vector<LaunchRound> rounds;
+  std::vector<int> exit_codes;      // last incarnation of each peer; 128 + signal when killed
+  std::size_t restarts = 0;
+  bool interrupted = false, timed_out = false;
+  bool ok = false;                  // every peer exited 0, every round completed, values checked
+  double loopback_limit_Bps = 0;    // measure_loopback: one bulk TCP stream over 127.0.0.1
+  // Mean round time over rounds 1.. (round 0 includes connection setup and slow start), or round 0
+  // when it is the only one.
+  double mean_round_s() const;
+};
+
+// Throws std::invalid_argument / core::InputError for bad options or scenario, and
+// std::runtime_error when the swarm cannot be set up (emulation unavailable, ports, spawn).
+LaunchResult launch(const LaunchOptions& options);
+
+// results.json of a launch.
+std::string launch_result_json(const LaunchResult& result);
+
+}  // namespace swarmlab::exec

@@ -1,0 +1,50 @@
+#pragma once
+// How a scenario becomes a live run, in one place so that `swarmlab peer`, the launcher and
+// `validate`'s prediction all see the same collaboration:
+// - rates are multiplied by `scale` (a machine that cannot carry the real rates runs them slower,
+//   and the simulator predicts the scaled network);
+// - the workload's vector length and wire precision may be overridden;
+// - access latency is dropped when the links that carry the run do not add it (plain loopback, or
+//   a kernel without netem), so the prediction models the network that really exists.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "core/averaging/role_assignment.h"
+#include "core/env.h"
+#include "exec/round_messages.h"
+#include "scenarios/scenario.h"
+
+namespace swarmlab::exec {
+
+// The goodput fraction of this project's C++ TCP transport on an htb-shaped link: payload bytes
+// per second over the nominal rate. Measured with one averaging-sized bulk transfer between two
+// emulated peers (exec/README.md, "Transport efficiency"): 0.95, which is what TCP/IPv4 headers
+// with timestamps over Ethernet leave (1448 / 1514 = 0.956) - the transport itself adds only 4
+// bytes per 512 KiB part. The simulator's 0.735 (sim::TransportAssumptions) describes the
+// hivemind-era stack of the paper, not this one.
+inline constexpr double kLiveGoodputFraction = 0.95;
+
+struct LiveOverrides {
+  double scale = 1;
+  std::optional<std::uint64_t> parameters;
+  std::optional<scenarios::WirePrecision> precision;
+  bool zero_latency = false;
+};
+
+// Throws std::invalid_argument for a non-positive scale or zero parameters.
+scenarios::Scenario live_view(const scenarios::Scenario& scenario, const LiveOverrides& overrides);
+
+// A peer's role inputs as announced in a live run: its compute, and its access link as the planner
+// should see it (nominal rate of the live view × goodput).
+Announce default_announce(const scenarios::Scenario& live, core::PeerId peer, double goodput);
+
+// "fp32", "fp16", "fp16-scaled", "uint8" (as in scenario files); throws std::invalid_argument.
+scenarios::WirePrecision parse_precision(std::string_view name);
+// "ar", "ps", "ours"; throws std::invalid_argument.
+core::averaging::Strategy parse_strategy(std::string_view name);
+
+// The handshake's run identity: the scenario and a per-launch number.
+std::uint64_t network_id(const scenarios::Scenario& scenario, std::uint64_t run_id);
+
+}  // namespace swarmlab::exec

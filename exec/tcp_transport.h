@@ -1,0 +1,178 @@
+#pragma once
+// Messages between live peers over TCP: one connection per pair of peers, framed messages
+// (exec/frame_reader.h), non-blocking I/O on the peer's event loop.
+//
+// Who connects: for every pair exactly one side dials, so two peers never race to open two
+// connections. A client-mode peer (no address: it accepts nothing) dials everyone; between two
+// peers that both accept, the one with the larger id dials. The dialing side keeps its connections
+// up (it redials after a failure), so a peer that restarts with the same identity is reconnected
+// without anyone having to send first. Two client-mode peers
+// cannot reach each other at all: sends between them fail at once. The accepting side, when it
+// has something to send and no connection, queues it and waits up to accept_wait for the dialer.
+//
+// Handshake (exec/handshake.h): the dialer's first frame names itself, the peer it expects and the
+// run; the acceptor checks all three and that this peer is one that dials it, then answers Ack.
+// Messages are pipelined behind the Hello. Anything else - random bytes, a length prefix above
+// the handshake limit, a socket that connects and stays silent past handshake_timeout, more than
+// max_unidentified connections at once - is closed without touching any peer's state. A malformed
+// frame from an identified peer (length above max_message_bytes) breaks that peer's connection,
+// which is reported as a link failure like any other break.
+//
+// Writes: every message is queued with its 4-byte header and written with sendmsg() from the
+// message's own buffer (header and body as separate iovecs, many messages per call), so a 64 MB
+// message is never copied in user space. Each connection gets a bounded share of the loop per
+// turn, so concurrent transfers on different connections interleave.
+//
+// Link failures are reported (deferred to the loop, never from inside send()) when an identified
+// connection breaks, when a dial fails or times out while messages were queued, or when the
+// accepting side times out waiting for a dialer with messages queued. A restarted peer dialing in
+// replaces its old connection; the old one is reported as failed.
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/env.h"
+#include "core/message.h"
+#include "exec/event_loop.h"
+#include "exec/frame_reader.h"
+#include "exec/socket_address.h"
+
+namespace swarmlab::exec {
+
+class TcpTransport {
+ public:
+  struct Options {
+    core::PeerId self = 0;
+    // Every peer of the collaboration by id: where it accepts connections, or nullopt for a
+    // client-mode peer. addresses[self] is where this peer listens (unless it is client-mode).
+    std::vector<std::optional<SocketAddress>> addresses;
+    // Where to bind instead of addresses[self] (e.g. 0.0.0.0:port behind an advertised address).
+    std::optional<SocketAddress> bind;
+    // An already bound and listening socket to use instead of binding addresses[self] (tests,
+    // ephemeral ports); the transport takes ownership.
+    int listen_fd = -1;
+    std::uint64_t network = 0;         // run identity checked in the handshake
+    double connect_timeout_s = 5;      // a dial (connect + Ack)
+    // How long the accepting side holds messages for a peer that dials it and is not connected. A
+    // dialer that is alive but busy (a process starting up) must not cost its messages.
+    double accept_wait_s = 30;
+    double handshake_timeout_s = 5;    // an accepted socket must identify itself by then
+    double redial_interval_s = 0.5;    // between attempts to re-establish a connection this peer dials
+    std::uint64_t max_message_bytes = core::kMaxMessageBytes;
+    std::size_t max_unidentified = 64;
+    // TCP congestion control for every connection (TCP_CONGESTION, e.g. "cubic", "bbr"); empty:
+    // the system's default. Paced flows behave differently under each (exec/README.md).
+    std::string congestion_control;
+    // Diagnostics: why identified connections closed (optional).
+    std::function<void(const std::string&)> log;
+  };
+
+  struct Stats {
+    std::uint64_t bytes_sent = 0, bytes_received = 0;  // framing included
+    std::uint64_t messages_sent = 0, messages_received = 0;
+    std::uint64_t connections_accepted = 0, connections_dialed = 0;
+    std::uint64_t rejected_connections = 0;  // bad handshake, silent past the timeout, too many
+    std::uint64_t broken_frames = 0;         // identified peers that sent an oversized frame
+    std::uint64_t link_failures = 0;         // reported to the owner
+  };
+
+  using MessageHandler = std::function<void(core::PeerId from, core::Message message)>;
+  using FailureHandler = std::function<void(core::PeerId peer)>;
+
+  TcpTransport(EventLoop& loop, Options options, MessageHandler on_message, FailureHandler on_failure);
+  ~TcpTransport();
+  TcpTransport(const TcpTransport&) = delete;
+  TcpTransport& operator=(const TcpTransport&) = delete;
+
+  // Starts listening (unless client-mode) and dialing. Throws std::runtime_error when the listen
+  // address cannot be bound.
+  void start();
+  // The port this peer listens on (after start()); 0 in client mode.
+  std::uint16_t port() const { return port_; }
+
+  // Queues `message` for `to`. Only real bytes travel: virtual_bytes must be 0.
+  void send(core::PeerId to, core::Message message);
+  // Paces this peer's connection to `to` (SO_MAX_PACING_RATE, bytes/s; 0 = unlimited), now and
+  // on every later connection to it.
+  void set_pacing(core::PeerId to, double bytes_per_s);
+
+  bool dials(core::PeerId peer) const;
+  bool connected(core::PeerId peer) const;
+  // Bytes queued and not yet handed to the kernel, over all peers.
+  std::uint64_t queued_bytes() const;
+  const Stats& stats() const { return stats_; }
+  std::size_t peers() const { return links_.size(); }
+
+ private:
+  struct OutFrame {
+    std::array<std::uint8_t, core::kFrameHeaderBytes> header;
+    std::vector<std::uint8_t> bytes;
+    std::size_t sent = 0;  // of header + bytes
+    std::size_t size() const { return header.size() + bytes.size(); }
+  };
+  enum class State { Connecting, AwaitAck, AwaitHello, Open, Closed };
+  struct Connection {
+    explicit Connection(std::uint64_t limit) : reader(limit) {}
+    int fd = -1;
+    EventLoop::WatchId watch = 0;
+    State state = State::Closed;
+    bool dialed = false;
+    std::optional<core::PeerId> peer;
+    FrameReader reader;
+    std::deque<OutFrame> out;
+    std::uint64_t out_bytes = 0;
+    std::uint64_t app_frames = 0;  // messages (not handshakes) queued on it, ever
+    bool want_write = false;
+    EventLoop::TimerId timer = 0;
+  };
+  using ConnectionPtr = std::shared_ptr<Connection>;
+  struct Link {
+    ConnectionPtr conn;
+    std::deque<OutFrame> waiting;  // accepting side: messages waiting for the dialer
+    std::uint64_t waiting_bytes = 0;
+    EventLoop::TimerId wait_timer = 0;
+    EventLoop::TimerId redial_timer = 0;
+    double pacing = 0;
+  };
+
+  static OutFrame make_frame(std::vector<std::uint8_t> bytes);
+  void listen();
+  void on_accept();
+  void dial(core::PeerId peer);
+  void schedule_redial(core::PeerId peer);
+  void on_io(const ConnectionPtr& c, std::uint32_t events);
+  void on_connected(const ConnectionPtr& c);
+  void read_some(const ConnectionPtr& c);
+  void handle_frame(const ConnectionPtr& c, std::vector<std::uint8_t> frame);
+  void on_hello(const ConnectionPtr& c, std::vector<std::uint8_t> frame);
+  void enqueue(const ConnectionPtr& c, OutFrame frame, bool app);
+  void flush(const ConnectionPtr& c);
+  void update_interest(const ConnectionPtr& c);
+  void apply_pacing(const ConnectionPtr& c);
+  // Closes `c`; reports a link failure for its peer when `report` and it is that peer's current
+  // connection.
+  void close_connection(const ConnectionPtr& c, bool report, const char* why);
+  void report_failure(core::PeerId peer);
+  void give_up_waiting(core::PeerId peer);
+
+  EventLoop& loop_;
+  Options options_;
+  MessageHandler on_message_;
+  FailureHandler on_failure_;
+  int listen_fd_ = -1;
+  EventLoop::WatchId listen_watch_ = 0;
+  std::uint16_t port_ = 0;
+  bool started_ = false;
+  std::vector<Link> links_;
+  std::vector<ConnectionPtr> unidentified_;  // accepted, waiting for Hello
+  Stats stats_;
+  // Deferred callbacks hold this token weakly so none runs after the transport is gone.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace swarmlab::exec

@@ -1,0 +1,136 @@
+// Real peer processes on this machine: values checked, a peer killed mid-round, emulated links.
+#include "exec/launcher.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+#include "exec/link_emulator.h"
+#include "exec/live_scenario.h"
+#include "live_swarm.h"
+
+namespace swarmlab::exec {
+namespace {
+
+using testing::TempDir;
+
+// Namespaces whose names carry this process's pid (what an emulated launch from here creates).
+std::size_t our_namespaces() {
+  std::size_t count = 0;
+  const std::string prefix = "swl" + std::to_string(getpid()) + "-";
+  if (DIR* d = opendir("/run/netns")) {
+    while (dirent* e = readdir(d)) count += std::string(e->d_name).rfind(prefix, 0) == 0;
+    closedir(d);
+  }
+  return count;
+}
+
+TEST(LiveSwarm, EveryStrategyAveragesExactlyOverLoopback) {
+  TempDir dir;
+  const std::string sc = dir.write("s.json", testing::small_scenario());
+  for (const auto strategy : {core::averaging::Strategy::AllReduce, core::averaging::Strategy::ParameterServer,
+                              core::averaging::Strategy::Planned}) {
+    LaunchOptions o = testing::test_launch(sc, dir.path + "/" + std::string(core::averaging::name(strategy)));
+    o.strategy = strategy;
+    o.rounds = 2;
+    const LaunchResult r = launch(o);
+    SCOPED_TRACE(r.strategy);
+    EXPECT_TRUE(r.ok);
+    ASSERT_EQ(r.rounds.size(), 2u);
+    for (const auto& round : r.rounds) {
+      EXPECT_EQ(round.reported, round.participants);
+      EXPECT_EQ(round.incomplete, 0u);
+      EXPECT_EQ(round.min_fraction_averaged, 1.0);
+      EXPECT_LE(round.max_abs_error, 1e-5);
+      EXPECT_TRUE(round.values_ok);
+      EXPECT_FALSE(round.dropped_any);
+    }
+    // AR: the four GPU peers; PS: the CPU peer (the best link) serves them; Ours: the planner's
+    // choice (here the client-mode peer's upload bounds the round, so the CPU peer is optional).
+    if (strategy == core::averaging::Strategy::Planned) EXPECT_GE(r.rounds[0].participants, 4u);
+    else EXPECT_EQ(r.rounds[0].participants, strategy == core::averaging::Strategy::AllReduce ? 4u : 5u);
+    for (int code : r.exit_codes) EXPECT_EQ(code, 0);
+  }
+}
+
+TEST(LiveSwarm, KilledPeerIsDroppedAndRejoinsTheNextRound) {
+  TempDir dir;
+  const std::string sc = dir.write("s.json", testing::small_scenario());
+  LaunchOptions o = testing::test_launch(sc, dir.path + "/out");
+  o.strategy = core::averaging::Strategy::AllReduce;
+  o.parameters = 2'000'000;
+  o.pace_all_bps = 40e6;  // rounds of about a second on loopback, so the kill lands mid-round
+  o.rounds = 3;
+  o.kill = KillSpec{2, 1, 0.3, 0.2};
+  const LaunchResult r = launch(o);
+  ASSERT_EQ(r.rounds.size(), 3u);
+  EXPECT_EQ(r.restarts, 1u);
+  // Round 1: the others finish without it (link failure, the core's drop semantics).
+  EXPECT_EQ(r.rounds[1].reported, r.rounds[1].participants - 1);
+  EXPECT_EQ(r.rounds[1].incomplete, 0u);
+  EXPECT_TRUE(r.rounds[1].dropped_any);
+  EXPECT_LT(r.rounds[1].min_fraction_averaged, 1.0);
+  // Round 2: back with the same identity, and everything averages exactly again.
+  EXPECT_EQ(r.rounds[2].reported, 4u);
+  EXPECT_EQ(r.rounds[2].participants, 4u);
+  EXPECT_FALSE(r.rounds[2].dropped_any);
+  EXPECT_LE(r.rounds[2].max_abs_error, 1e-5);
+  EXPECT_TRUE(r.ok);
+}
+
+TEST(LiveSwarm, EmulatedLinksCarryARunAndAreRemovedAfterwards) {
+  if (const std::string why = LinkEmulator::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  const std::string sc = dir.write("s.json", testing::small_scenario());
+  LaunchOptions o = testing::test_launch(sc, dir.path + "/out");
+  o.emulate_links = true;
+  o.scale = 0.5;
+  o.rounds = 2;
+  LaunchResult r;
+  try {
+    r = launch(o);
+  } catch (...) {
+    EXPECT_EQ(our_namespaces(), 0u);
+    throw;
+  }
+  EXPECT_EQ(our_namespaces(), 0u);
+  EXPECT_TRUE(r.ok);
+  EXPECT_TRUE(r.emulated_links);
+  ASSERT_EQ(r.rounds.size(), 2u);
+  EXPECT_EQ(r.rounds[1].reported, r.rounds[1].participants);
+  // 200k fp32 elements over 25-50 Mb/s links: a round cannot take less than the bytes allow.
+  EXPECT_GT(r.rounds[1].duration_s, 0.1);
+}
+
+TEST(LiveSwarm, EmulationNeedsRootAndSaysSo) {
+  if (geteuid() == 0) {
+    // Run the real CLI as an unprivileged user when the system can.
+    const std::string bin = std::string(SWARMLAB_BINARY_DIR) + "/swarmlab";
+    if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "running as root and setpriv is missing";
+    TempDir dir;
+    const std::string sc = dir.write("s.json", testing::small_scenario());
+    chmod(dir.path.c_str(), 0755);
+    chmod(sc.c_str(), 0644);
+    const std::string cmd = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups " + bin + " launch " + sc +
+                            " --emulate-links --out " + dir.path + "/o 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string out;
+    char buf[512];
+    while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+    const int status = pclose(pipe);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 126) GTEST_SKIP() << "the build is not executable by nobody";
+    EXPECT_EQ(WEXITSTATUS(status), 2) << out;
+    EXPECT_NE(out.find("needs root"), std::string::npos) << out;
+  } else {
+    EXPECT_NE(LinkEmulator::unavailable_reason().find("root"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace swarmlab::exec

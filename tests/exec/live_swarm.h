@@ -1,0 +1,57 @@
+#pragma once
+// Helpers for tests that start real peer processes through the launcher.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "exec/launcher.h"
+
+namespace swarmlab::exec::testing {
+
+// A fresh folder under the system temp dir, removed by the destructor.
+struct TempDir {
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "swarmlab-exec-XXXXXX").string();
+    path = mkdtemp(tmpl.data()) ? tmpl : "";
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string p = path + "/" + name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  std::string path;
+};
+
+// Four GPU peers (one of them client-mode) and a CPU-only peer that only aggregates.
+inline std::string small_scenario(const std::string& extra_peer_fields = "") {
+  return R"({
+  "name": "live-test", "seed": 3,
+  "workload": {"model": "test", "parameters": 200000, "wire_precision": "fp32", "target_batch": 1024},
+  "peers": [
+    {"name": "gpu", "count": 3, "compute_sps": 100, "bandwidth_bps": "100 Mb/s", "latency_ms": 0)" +
+         extra_peer_fields + R"(},
+    {"name": "home", "compute_sps": 50, "download_bps": "100 Mb/s", "upload_bps": "50 Mb/s", "reachability": "client"},
+    {"name": "cpu", "compute_sps": 0, "bandwidth_bps": "200 Mb/s"}
+  ],
+  "averaging": {"strategy": "ours", "rounds": 2, "part_bytes": 65536}
+})";
+}
+
+inline LaunchOptions test_launch(const std::string& scenario, const std::string& out) {
+  LaunchOptions o;
+  o.scenario_path = scenario;
+  o.out_dir = out;
+  o.executable = std::string(SWARMLAB_BINARY_DIR) + "/swarmlab";
+  o.startup_timeout_s = 20;
+  o.barrier_timeout_s = 2;
+  o.deadline_s = 60;
+  return o;
+}
+
+}  // namespace swarmlab::exec::testing
