@@ -54,23 +54,31 @@ core::planner::PlannerInput planner_input(const scenarios::Scenario& sc, const T
   return in;
 }
 
+std::unique_ptr<Network> make_scenario_network(const scenarios::Scenario& sc, const TransportAssumptions& transport,
+                                               const std::string& backend, Engine& engine) {
+  const double g = transport.goodput_fraction;
+  std::vector<LinkSpec> links;
+  for (const auto& p : sc.peers) links.push_back({p.download_bps * g, p.upload_bps * g, p.latency_s});
+  auto network = make_network(backend, engine, std::move(links));
+  for (const auto& cap : sc.pair_caps)
+    network->set_pair_cap(static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to), cap.bps * g);
+  return network;
+}
+
+std::vector<SimPeerSpec> sim_peers(const scenarios::Scenario& sc) {
+  std::vector<SimPeerSpec> specs;
+  for (const auto& p : sc.peers) specs.push_back({p.name, p.compute_sps});
+  return specs;
+}
+
 namespace {
 
 // Everything one run needs, so the round logic can be split into small steps.
 class AveragingRun {
  public:
   AveragingRun(const scenarios::Scenario& sc, const AveragingRunConfig& cfg) : sc_(sc), cfg_(cfg) {
-    const double g = cfg.transport.goodput_fraction;
-    std::vector<LinkSpec> links;
-    std::vector<SimPeerSpec> specs;
-    for (const auto& p : sc.peers) {
-      links.push_back({p.download_bps * g, p.upload_bps * g, p.latency_s});
-      specs.push_back({p.name, p.compute_sps});
-    }
-    network_ = make_network(cfg.backend, engine_, links);
-    for (const auto& cap : sc.pair_caps)
-      network_->set_pair_cap(static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to), cap.bps * g);
-    world_ = std::make_unique<SimWorld>(engine_, *network_, specs, sc.seed);
+    network_ = make_scenario_network(sc, cfg.transport, cfg.backend, engine_);
+    world_ = std::make_unique<SimWorld>(engine_, *network_, sim_peers(sc), sc.seed);
     world_->set_trace(cfg.trace);
     world_->set_delivery_observer([this](PeerId from, PeerId, const core::Message&) { on_delivered(from); });
     services_.resize(n());

@@ -3,6 +3,7 @@
 // the core's AveragingService, the driver starts round r+1 when every member has finished round r,
 // and the time of a round is the time until its last member finished.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "core/codec/codec.h"
 #include "scenarios/scenario.h"
 #include "sim/chrome_trace.h"
+#include "sim/engine.h"
+#include "sim/network.h"
 #include "sim/sim_world.h"
 
 namespace swarmlab::sim {
@@ -82,6 +85,12 @@ core::codec::Codec codec_for(scenarios::WirePrecision precision);
 core::averaging::Strategy strategy_for(scenarios::AveragingStrategy strategy);
 // The planner's view of a scenario's peers (capacities as the transport delivers them).
 core::planner::PlannerInput planner_input(const scenarios::Scenario& scenario, const TransportAssumptions& transport);
+
+// The simulated network of a scenario: access links scaled by the transport's goodput, pair caps.
+std::unique_ptr<Network> make_scenario_network(const scenarios::Scenario& scenario, const TransportAssumptions& transport,
+                                               const std::string& backend, Engine& engine);
+// The simulated peers of a scenario (names and compute speeds), in scenario order.
+std::vector<SimPeerSpec> sim_peers(const scenarios::Scenario& scenario);
 
 AveragingRunResult run_averaging(const scenarios::Scenario& scenario, const AveragingRunConfig& config);
 

@@ -61,17 +61,8 @@ class TrainingRun {
   TrainingRun(const scenarios::Scenario& sc, const TrainingRunConfig& cfg) : sc_(sc), cfg_(cfg), t_(sc.training) {
     if (cfg.duration_s) t_.duration_s = *cfg.duration_s;
     if (cfg.dpu) t_.dpu = *cfg.dpu;
-    const double g = cfg.transport.goodput_fraction;
-    std::vector<LinkSpec> links;
-    std::vector<SimPeerSpec> specs;
-    for (const auto& p : sc.peers) {
-      links.push_back({p.download_bps * g, p.upload_bps * g, p.latency_s});
-      specs.push_back({p.name, p.compute_sps});
-    }
-    network_ = make_network(cfg.backend, engine_, links);
-    for (const auto& cap : sc.pair_caps)
-      network_->set_pair_cap(static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to), cap.bps * g);
-    world_ = std::make_unique<SimWorld>(engine_, *network_, specs, sc.seed);
+    network_ = make_scenario_network(sc, cfg.transport, cfg.backend, engine_);
+    world_ = std::make_unique<SimWorld>(engine_, *network_, sim_peers(sc), sc.seed);
     world_->set_delivery_observer(
         [this](PeerId, PeerId to, const core::Message& m) { peers_[to].received += m.wire_size(); });
     peers_.resize(n());
