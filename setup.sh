@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   clang libclang-rt-14-dev             # libFuzzer for the message-decoder fuzz tests
   python3 python3-matplotlib           # analysis/ plots
+  libns3-dev libgsl-dev libsqlite3-dev # the ns-3 network backend (3.37); ns-3's pkg-config files need GSL and SQLite
   iproute2                             # ip and tc: live runs behind emulated links (exec/)
 )
 

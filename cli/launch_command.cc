@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli/command.h"
 #include "exec/launcher.h"
@@ -81,7 +82,7 @@ const bool registered = register_command(
           std::cout << exec::launch_result_json(r) << "\n";
         } else {
           std::cout << r.scenario << " live: " << r.strategy << ", " << r.parameters << " parameters (" << r.codec << "), "
-                    << (r.emulated_links ? "emulated links at scale " + std::to_string(r.scale) +
+                    << (r.emulated_links ? "emulated links at scale " + (std::ostringstream() << r.scale).str() +
                                                (r.latency_emulated ? "" : " (no added latency: no netem)")
                                          : std::string("loopback, links not emulated"))
                     << "\n";
@@ -93,7 +94,7 @@ const bool registered = register_command(
                       << std::setw(17) << std::setprecision(1)
                       << (x.duration_s > 0 ? static_cast<double>(x.bytes_sent) / x.duration_s / 1e6 : 0.0)
                       << (x.dropped_any ? "  (peers dropped)" : "") << "\n";
-          std::cout << std::defaultfloat << "mean round " << r.mean_round_s() << " s"
+          std::cout << std::fixed << std::setprecision(3) << "mean round " << r.mean_round_s() << " s"
                     << (r.rounds.size() > 1 ? " (rounds 1.., round 0 is a warm-up)" : "") << "; " << (r.ok ? "ok" : "FAILED")
                     << "; results in " << r.out_dir << "/results.json\n";
           if (r.loopback_limit_Bps > 0) {
@@ -105,8 +106,9 @@ const bool registered = register_command(
             std::size_t k = 0;
             for (std::size_t i = r.rounds.size() > 1 ? 1 : 0; i < r.rounds.size(); ++i, ++k) mean_bytes += static_cast<double>(r.rounds[i].bytes_sent);
             const double mean_tp = k && r.mean_round_s() > 0 ? mean_bytes / static_cast<double>(k) / r.mean_round_s() : 0;
-            std::cout << "loopback limit (one bulk TCP stream): " << r.loopback_limit_Bps / 1e6 << " MB/s; swarm throughput "
-                      << mean_tp / 1e6 << " MB/s mean (" << best / 1e6 << " best round) = " << mean_tp / r.loopback_limit_Bps
+            std::cout << std::fixed << std::setprecision(0) << "loopback limit (one bulk TCP stream): "
+                      << r.loopback_limit_Bps / 1e6 << " MB/s; swarm throughput " << mean_tp / 1e6 << " MB/s mean ("
+                      << best / 1e6 << " MB/s best round): " << std::setprecision(2) << mean_tp / r.loopback_limit_Bps
                       << " of the limit (" << best / r.loopback_limit_Bps << " best)\n";
           }
         }

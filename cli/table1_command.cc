@@ -13,6 +13,7 @@ namespace {
 struct Table1Args {
   std::string backend = "flow";
   std::uint32_t rounds = 3;
+  std::uint32_t warmup = 1;
   std::string scenario_dir;
   bool json = false;
   bool quiet = false;
@@ -29,6 +30,10 @@ const bool registered = register_command(
                                                "rounds of a static collaboration are identical)")
           ->check(CLI::Range(1u, 100000u))
           ->capture_default_str();
+      sub.add_option("--warmup", args->warmup, "rounds run first and left out of the mean (connection setup, "
+                                               "TCP slow start on ns3)")
+          ->check(CLI::Range(0u, 1000u))
+          ->capture_default_str();
       sub.add_option("--scenarios", args->scenario_dir, "folder holding A.json..D.json (default: scenarios/table1)");
       sub.add_flag("--json", args->json, "print JSON");
       sub.add_flag("--quiet", args->quiet, "no progress bar");
@@ -36,6 +41,7 @@ const bool registered = register_command(
         analysis::Table1Options options;
         options.backend = args->backend;
         options.rounds = args->rounds;
+        options.warmup_rounds = args->warmup;
         options.scenario_dir = args->scenario_dir.empty() ? find_data_dir("scenarios/table1") : args->scenario_dir;
         Progress progress("table1", args->quiet);
         options.on_cell = [&](std::size_t done, std::size_t total) { progress.update(done, total); };

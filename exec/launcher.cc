@@ -396,8 +396,12 @@ LaunchResult launch(const LaunchOptions& o) {
     std::uint64_t bytes = 0;
     for (const auto& r : result.rounds) bytes = std::max(bytes, r.bytes_sent);
     bytes = std::clamp<std::uint64_t>(bytes, 64 << 20, 4ull << 30);
-    say("measuring the loopback limit with one bulk TCP stream of " + std::to_string(bytes >> 20) + " MiB");
-    result.loopback_limit_Bps = measure_loopback_stream(bytes).bytes_per_s();
+    say("measuring the loopback limit: one bulk TCP stream of " + std::to_string(bytes >> 20) + " MiB, 3 times");
+    // The median of three: on a shared machine a single measurement swings with the load.
+    std::vector<double> rates;
+    for (int i = 0; i < 3; ++i) rates.push_back(measure_loopback_stream(bytes).bytes_per_s());
+    std::sort(rates.begin(), rates.end());
+    result.loopback_limit_Bps = rates[1];
   }
   std::ofstream(result.out_dir + "/results.json") << launch_result_json(result) << "\n";
   return result;

@@ -84,7 +84,7 @@ struct LaunchResult {
   std::size_t restarts = 0;
   bool interrupted = false, timed_out = false;
   bool ok = false;                  // every peer exited 0, every round completed, values checked
-  double loopback_limit_Bps = 0;    // measure_loopback: one bulk TCP stream over 127.0.0.1
+  double loopback_limit_Bps = 0;    // measure_loopback: one bulk TCP stream over 127.0.0.1 (median of 3)
   // Mean round time over rounds 1.. (round 0 includes connection setup and slow start), or round 0
   // when it is the only one.
   double mean_round_s() const;

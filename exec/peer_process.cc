@@ -240,6 +240,22 @@ class PeerProcess {
     const auto& s = env_->transport().stats();
     const std::uint64_t sent = s.bytes_sent - sent_at_start_;
     const std::uint64_t received = s.bytes_received - received_at_start_;
+    // The check and the next vector take the loop for a while (many MB): first let this peer's
+    // queued messages - averaged parts others still wait for - reach the kernel, so its work never
+    // lengthens anyone else's round. The round object is destroyed on the next turn
+    // (AveragingService), and values_ stays untouched until become_ready().
+    after_drain(loop_.now() + cfg_.connect_timeout_s, [this, o, sent, received] { report_round(o, sent, received); });
+  }
+
+  void after_drain(double deadline, std::function<void()> then) {
+    if (env_->transport().queued_bytes() == 0 || loop_.now() > deadline) {
+      loop_.schedule(0, std::move(then));
+      return;
+    }
+    loop_.schedule(0.002, [this, deadline, then = std::move(then)]() mutable { after_drain(deadline, std::move(then)); });
+  }
+
+  void report_round(const core::averaging::RoundOutcome& o, std::uint64_t sent, std::uint64_t received) {
     const std::size_t me = *plan_.index_of(cfg_.id);
     const bool sends = plan_.sends(me);
     const bool clean = o.dropped_senders.empty() && o.dropped_reducers.empty();
@@ -281,8 +297,7 @@ class PeerProcess {
     if (!values_ok && clean)
       log_ << "peer " << cfg_.id << ": round " << o.round_id << " max error " << check.max_abs_error
            << " exceeds the tolerance " << tolerance << "\n";
-    // The round object is destroyed on the next turn (AveragingService); continue from there too.
-    loop_.schedule(0, [this] { become_ready(); });
+    become_ready();
   }
 
   void on_link_failure(core::PeerId peer) {

@@ -1,5 +1,5 @@
 #pragma once
-// Chooses a network backend by name ("flow" now; "ns3" when built with ns-3).
+// Chooses a network backend by name: "flow" (fluid model) or "ns3" (packet-level TCP).
 #include <memory>
 #include <string>
 #include <string_view>

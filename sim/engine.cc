@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace swarmlab::sim {
 
@@ -47,9 +48,16 @@ void Engine::skip_cancelled() {
   }
 }
 
-bool Engine::step() {
+Seconds Engine::catch_up(Seconds limit) {
   skip_cancelled();
-  if (heap_.empty()) return false;
+  if (external_) {
+    external_->run_until(heap_.empty() ? limit : std::min(limit, heap_.front().time));
+    skip_cancelled();  // it may have scheduled an event earlier than the previous top
+  }
+  return heap_.empty() ? std::numeric_limits<Seconds>::infinity() : heap_.front().time;
+}
+
+void Engine::run_top() {
   const Entry top = heap_.front();
   std::pop_heap(heap_.begin(), heap_.end(), later);
   heap_.pop_back();
@@ -63,6 +71,12 @@ bool Engine::step() {
   now_ = top.time;
   ++processed_;
   fn();
+}
+
+bool Engine::step() {
+  catch_up(std::numeric_limits<Seconds>::infinity());
+  if (heap_.empty()) return false;
+  run_top();
   return true;
 }
 
@@ -75,9 +89,8 @@ void Engine::run() {
 void Engine::run_until(Seconds t) {
   stopped_ = false;
   while (!stopped_) {
-    skip_cancelled();
-    if (heap_.empty() || heap_.front().time > t) break;
-    step();
+    if (catch_up(t) > t) break;
+    run_top();
   }
   if (!stopped_) now_ = std::max(now_, t);
 }

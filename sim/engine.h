@@ -11,6 +11,18 @@ namespace swarmlab::sim {
 
 using core::Seconds;
 
+// Another discrete-event simulator whose events interleave with the engine's (ns-3's packet events,
+// for a packet-level network backend). Before the engine runs an event at time t, the source runs
+// its own events up to t, so the two clocks never cross.
+class ExternalEventSource {
+ public:
+  virtual ~ExternalEventSource() = default;
+  // Runs the source's events due at or before `t` (infinite: until it has nothing useful left) and
+  // leaves its clock at `t`. It returns early, right after the event that scheduled an engine event,
+  // so that engine event runs before any later external event.
+  virtual void run_until(Seconds t) = 0;
+};
+
 class Engine {
  public:
   // Identifies a scheduled event for cancel(); 0 is never issued.
@@ -34,6 +46,9 @@ class Engine {
   // Makes run()/run_until() return after the current event.
   void stop() { stopped_ = true; }
 
+  // Interleaves `source`'s events with this engine's (nullptr: none). Not owned.
+  void set_external(ExternalEventSource* source) { external_ = source; }
+
   std::uint64_t events_processed() const { return processed_; }
   std::size_t pending() const { return live_; }
 
@@ -54,6 +69,10 @@ class Engine {
   }
   // Pops cancelled entries off the top of the heap.
   void skip_cancelled();
+  // Lets the external source catch up to min(limit, next event); returns the next event's time.
+  Seconds catch_up(Seconds limit);
+  // Runs the event on top of the heap (there must be one).
+  void run_top();
 
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
@@ -63,6 +82,7 @@ class Engine {
   std::uint64_t processed_ = 0;
   std::size_t live_ = 0;
   bool stopped_ = false;
+  ExternalEventSource* external_ = nullptr;
 };
 
 }  // namespace swarmlab::sim
