@@ -25,6 +25,7 @@ struct AlbertArgs {
   std::string scenario_dir;
   std::string out;
   double hours = 48;
+  std::string coordination = "exact";
   bool json = false;
   bool quiet = false;
 };
@@ -63,6 +64,11 @@ const bool registered = register_command(
           ->capture_default_str();
       sub.add_option("--scenarios", args->scenario_dir, "folder holding the setups (default: scenarios/albert)");
       sub.add_option("--hours", args->hours, "simulated wall time per setup")->check(CLI::Range(0.01, 10000.0))->capture_default_str();
+      sub.add_option("--coordination", args->coordination,
+                     "exact: the simulator counts samples and forms one group (seconds); dht: every peer runs the "
+                     "DHT progress tracker and matchmaking itself (slower)")
+          ->check(CLI::IsMember({"exact", "dht"}))
+          ->capture_default_str();
       sub.add_option("--out", args->out, "write <setup>.json and CSVs (series, peers, steps) and steps.png here");
       sub.add_flag("--json", args->json, "print JSON");
       sub.add_flag("--quiet", args->quiet, "no progress bar");
@@ -71,6 +77,7 @@ const bool registered = register_command(
         sim::TrainingRunConfig cfg;
         cfg.backend = args->backend;
         cfg.duration_s = args->hours * 3600;
+        cfg.coordination = args->coordination == "dht" ? scenarios::Coordination::Dht : scenarios::Coordination::Exact;
         Progress progress("albert", args->quiet || args->json);
         std::vector<std::pair<scenarios::Scenario, sim::TrainingRunResult>> runs;
         for (std::size_t i = 0; i < std::size(kSetups); ++i) {
@@ -85,6 +92,7 @@ const bool registered = register_command(
         nlohmann::ordered_json j;
         j["backend"] = args->backend;
         j["hours"] = args->hours;
+        j["coordination"] = args->coordination;
         auto& setups = j["setups"] = nlohmann::ordered_json::array();
         for (std::size_t i = 0; i < runs.size(); ++i) {
           const auto& [sc, r] = runs[i];
@@ -93,6 +101,7 @@ const bool registered = register_command(
                             {"relative_speed", base > 0 ? r.steps_per_hour / base : 0},
                             {"steps", r.steps},
                             {"dpu", r.dpu},
+                            {"coordination", r.coordination},
                             {"mean_round_s", r.mean_round_s},
                             {"averaging_s", r.averaging_s},
                             {"mean_utilisation", r.mean_utilisation},
@@ -124,7 +133,12 @@ const bool registered = register_command(
              "the 2021 ALBERT runs used hivemind's CollaborativeOptimizer, which averaged inside the optimizer step "
              "(delayed updates came later); with DPU every setup here would be compute-bound and identical"},
             {"coordination",
-             "exact sample counting (a zero-staleness progress estimate); all peers at the global step form one group"}};
+             args->coordination == "dht"
+                 ? "dht: every peer publishes its progress in the DHT (30 s expiration, at least every 10 s), "
+                   "estimates the collaboration's, starts leader/follower matchmaking 5 s before the batch is "
+                   "expected (one group of all peers) and averages once its estimate reaches the target batch"
+                 : "exact sample counting (a zero-staleness progress estimate); all peers at the global step form one "
+                   "group; --coordination dht runs the real progress tracker and matchmaking (README, Training)"}};
         if (!args->out.empty()) {
           std::string cmd = "python3 \"" + find_data_dir("analysis") + "/plot_steps.py\" \"" + args->out + "/steps.png\"";
           for (const char* s : kSetups) cmd += std::string(" ") + s + "=\"" + args->out + "/" + s + "_steps.csv\"";
@@ -142,11 +156,12 @@ const bool registered = register_command(
                   << ", T4 " << sps << " samples/s, " << scenarios::to_string(first.workload.wire_precision)
                   << " on the wire, sender/reducer timeouts " << first.averaging.sender_timeout_s.value_or(30) << "/"
                   << first.averaging.reducer_timeout_s.value_or(60) << " s, " << (first.training.dpu ? "DPU" : "no DPU")
-                  << ", " << args->hours << " h simulated (" << args->backend << " backend)\n\n";
+                  << ", " << args->hours << " h simulated (" << args->backend << " backend, " << args->coordination
+                  << " coordination)\n\n";
         std::cout << "setup              steps/h  relative  round_s  util   GB/h\n";
         for (std::size_t i = 0; i < runs.size(); ++i) {
           const auto& r = runs[i].second;
-          std::printf("%-17s %8.1f %9.3f %8.1f %4.0f%% %6.2f\n", kSetups[i], r.steps_per_hour,
+          std::printf("%-17s %8.1f %9.3f %8.2f %4.0f%% %6.2f\n", kSetups[i], r.steps_per_hour,
                       base > 0 ? r.steps_per_hour / base : 0, r.mean_round_s, 100 * r.mean_utilisation,
                       r.mean_traffic_gb_per_hour);
         }

@@ -90,8 +90,15 @@ struct FailureSpec {
 enum class TrainingMode { Dedloc, Diloco };  // "dedloc", "diloco"
 inline std::string_view to_string(TrainingMode m) { return m == TrainingMode::Dedloc ? "dedloc" : "diloco"; }
 
+// Who decides when a step begins. Dht: every peer on its own, from progress records in the DHT and
+// leader/follower matchmaking (core/training/collaborative_peer.h). Exact: the simulator counts the
+// collaboration's samples with no delay and forms one group (fast; see sim/training_experiment.h).
+enum class Coordination { Exact, Dht };  // "exact", "dht"
+inline std::string_view to_string(Coordination c) { return c == Coordination::Exact ? "exact" : "dht"; }
+
 struct TrainingSpec {
   TrainingMode mode = TrainingMode::Dedloc;
+  Coordination coordination = Coordination::Exact;
   bool dpu = false;                    // delayed parameter updates (DeDLOC only)
   std::uint64_t micro_batch = 16;      // samples per env.compute() call
   double duration_s = 48 * 3600.0;     // simulated wall time of a run

@@ -514,15 +514,17 @@ void load_failures(Loader& L, const json& v, const std::string& path) {
   }
 }
 
-// How the collaboration trains: {mode, dpu, micro_batch, duration_s, state_bytes_per_parameter,
+// How the collaboration trains: {mode, coordination, dpu, micro_batch, duration_s, state_bytes_per_parameter,
 // state_chunk_bytes, local_steps, local_batch, metrics_interval_s}.
 void load_training(Loader& L, const json& v, const std::string& path) {
   const Fields f(L, v, path, "a training object",
-                 {"mode", "dpu", "micro_batch", "duration_s", "state_bytes_per_parameter", "state_chunk_bytes",
+                 {"mode", "coordination", "dpu", "micro_batch", "duration_s", "state_bytes_per_parameter", "state_chunk_bytes",
                   "local_steps", "local_batch", "metrics_interval_s"});
   TrainingSpec& t = L.sc.training;
   if (const json* m = f.find("mode"))
     t.mode = get_enum<TrainingMode>(L, *m, f.path("mode"), {{"dedloc", TrainingMode::Dedloc}, {"diloco", TrainingMode::Diloco}});
+  if (const json* c = f.find("coordination"))
+    t.coordination = get_enum<Coordination>(L, *c, f.path("coordination"), {{"exact", Coordination::Exact}, {"dht", Coordination::Dht}});
   if (const json* d = f.find("dpu")) t.dpu = get_bool(L, *d, f.path("dpu"));
   if (const json* m = f.find("micro_batch"))
     t.micro_batch = get_uint(L, *m, f.path("micro_batch"), 1, UINT32_MAX, "a positive number of samples");
@@ -542,6 +544,8 @@ void load_training(Loader& L, const json& v, const std::string& path) {
     t.metrics_interval_s = get_duration(L, *i, f.path("metrics_interval_s"), 1, "seconds");
     if (!(t.metrics_interval_s > 0)) L.fail(f.path("metrics_interval_s"), "expected a positive interval");
   }
+  if (t.mode == TrainingMode::Diloco && t.coordination == Coordination::Dht)
+    L.fail(f.path("coordination"), "\"exact\": the DiLoCo schedule is coordinated by the simulator only");
   if (t.mode == TrainingMode::Diloco && t.local_batch == 0)
     L.fail(f.path("local_batch"), "missing required field: DiLoCo needs samples per local step (local_batch)");
 }

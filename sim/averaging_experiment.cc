@@ -62,6 +62,12 @@ std::unique_ptr<Network> make_scenario_network(const scenarios::Scenario& sc, co
   auto network = make_network(backend, engine, std::move(links));
   for (const auto& cap : sc.pair_caps)
     network->set_pair_cap(static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to), cap.bps * g);
+  // The bandwidth trace: each row changes a peer's link at its time, mid-transfer if need be.
+  Network* net = network.get();
+  for (const auto& e : sc.bandwidth.events) {
+    const auto peer = static_cast<PeerId>(*sc.find_peer(e.peer));
+    engine.at(e.time_s, [net, peer, down = e.download_bps * g, up = e.upload_bps * g] { net->set_capacity(peer, down, up); });
+  }
   return network;
 }
 

@@ -86,7 +86,8 @@ core::averaging::Strategy strategy_for(scenarios::AveragingStrategy strategy);
 // The planner's view of a scenario's peers (capacities as the transport delivers them).
 core::planner::PlannerInput planner_input(const scenarios::Scenario& scenario, const TransportAssumptions& transport);
 
-// The simulated network of a scenario: access links scaled by the transport's goodput, pair caps.
+// The simulated network of a scenario: access links scaled by the transport's goodput, pair caps,
+// and the bandwidth trace scheduled on `engine` (each row changes a link at its time).
 std::unique_ptr<Network> make_scenario_network(const scenarios::Scenario& scenario, const TransportAssumptions& transport,
                                                const std::string& backend, Engine& engine);
 // The simulated peers of a scenario (names and compute speeds), in scenario order.

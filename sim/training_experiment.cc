@@ -11,6 +11,7 @@
 #include "core/training/state_service.h"
 #include "core/training/trainer.h"
 #include "sim/backend.h"
+#include "sim/collaborative_training.h"
 #include "sim/engine.h"
 #include "sim/sim_world.h"
 
@@ -468,6 +469,8 @@ class TrainingRun {
 }  // namespace
 
 TrainingRunResult run_training(const scenarios::Scenario& scenario, const TrainingRunConfig& config) {
+  if (config.coordination.value_or(scenario.training.coordination) == scenarios::Coordination::Dht)
+    return run_collaborative_training(scenario, config);
   TrainingRun run(scenario, config);
   return run.run();
 }

@@ -4,11 +4,10 @@
 // Environment::compute), AveragingService (butterfly rounds with the planner's roles) and
 // StateService (state download for joiners and stragglers).
 //
-// Coordination shortcut (v1): the driver counts the
+// Coordination shortcut (training.coordination = "exact", the default): the driver counts the
 // collaboration's accumulated samples exactly, as a ProgressTracker with zero staleness would, and
-// all peers at the global step form one group. Running the DHT for 48 h of 32 peers costs minutes
-// per run; the progress records it would carry are a few hundred bytes per peer per 30 s, far below
-// the gradient traffic, so the comparison between setups does not depend on it.
+// all peers at the global step form one group. "dht" runs every peer's own schedule instead
+// (sim/collaborative_training.h); README "Training" compares the two.
 //
 // Speed shortcut: averaging rounds whose membership has been simulated before, with no state
 // download on the network, replay the first such round's per-member finish times and bytes (the
@@ -33,6 +32,7 @@ struct TrainingRunConfig {
   bool replay_identical_rounds = true;
   std::optional<double> duration_s;    // overrides training.duration_s
   std::optional<bool> dpu;             // overrides training.dpu
+  std::optional<scenarios::Coordination> coordination;  // overrides training.coordination
 };
 
 struct PeerTrainingStats {
@@ -64,6 +64,7 @@ struct TrainingTimePoint {
 struct TrainingRunResult {
   std::string scenario;
   std::string mode;  // "dedloc" or "diloco"
+  std::string coordination = "exact";  // "exact" (the simulator) or "dht" (every peer on its own)
   bool dpu = false;
   double duration_s = 0;
   std::uint64_t steps = 0;        // global (outer, for DiLoCo) optimizer steps
@@ -85,6 +86,8 @@ struct TrainingRunResult {
   std::uint64_t events = 0;
 };
 
+// Runs with the scenario's (or the config's) coordination: "exact" here, "dht" in
+// sim/collaborative_training.h.
 TrainingRunResult run_training(const scenarios::Scenario& scenario, const TrainingRunConfig& config = {});
 
 }  // namespace swarmlab::sim

@@ -123,8 +123,11 @@ void ButterflyRound::on_part(PeerId from, const DecodedPart& part) {
 void ButterflyRound::on_contribution(std::size_t s, const DecodedPart& part) {
   SenderState& st = senders_[s];
   const std::uint32_t k = part.header.part;
+  // The weight travels in each part: the plan says who sends, but a sender's weight (the samples
+  // behind its gradient) is known only to itself when the round starts (training, SPEC §2.1).
+  const double weight = part.header.weight;
   if (!plan_.sends(s) || st.dropped || k != st.received || k >= my_parts_ ||
-      part.header.elements != plan_.part_count(me_, k)) {
+      part.header.elements != plan_.part_count(me_, k) || !(weight > 0) || !std::isfinite(weight)) {
     ++rejected_;
     return;
   }
@@ -137,13 +140,13 @@ void ButterflyRound::on_contribution(std::size_t s, const DecodedPart& part) {
       ++rejected_;
       return;
     }
-    const float w = static_cast<float>(plan_.weights[s]);
+    const float w = static_cast<float>(weight);
     float* sum = sums_.data() + (plan_.part_first(me_, k) - plan_.span_begin[me_]);
     for (std::size_t i = 0; i < x.size(); ++i) sum[i] += w * x[i];
   }
   ++st.received;
   st.last_heard = env_.now();
-  acc.weight += plan_.weights[s];
+  acc.weight += weight;
   ++acc.contributions;
   if (st.received == my_parts_) {
     env_.cancel(st.watchdog);

@@ -17,7 +17,9 @@ inline constexpr std::uint64_t kDefaultPartBytes = 512 * 1024;
 struct RoundPlan {
   std::uint64_t round_id = 0;
   std::vector<PeerId> members;              // same order at every member
-  std::vector<double> weights;              // per member; 0 = sends nothing (auxiliary reducer)
+  // Per member; 0 = sends nothing (auxiliary reducer). A sender's parts carry its own entry, and
+  // reducers weight each part by what it carries: a member may set its own weight when it starts.
+  std::vector<double> weights;
   std::vector<std::uint64_t> span_begin;    // members + 1 entries; member j reduces [begin[j], begin[j+1])
   codec::Codec codec = codec::Codec::Fp32;
   std::uint64_t part_bytes = kDefaultPartBytes;

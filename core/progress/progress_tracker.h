@@ -62,6 +62,8 @@ class ProgressTracker {
   // True when the next global step is expected within `matchmaking_time` of `now`.
   bool should_start_matchmaking(Seconds now, Seconds matchmaking_time) const;
 
+  // Every other peer's record from the last fetch (who is at which step: state providers).
+  const std::vector<PeerProgress>& others() const { return others_; }
   const std::string& key() const { return key_; }
   const ProgressConfig& config() const { return config_; }
   std::uint64_t malformed_records() const { return malformed_; }

@@ -29,4 +29,17 @@ void BM_ThirtyTwoPeers48h(benchmark::State& state) {
 }
 BENCHMARK(BM_ThirtyTwoPeers48h)->Unit(benchmark::kMillisecond);
 
+// The same setups with every peer coordinating itself through the DHT (progress records,
+// matchmaking), one simulated hour: the price of leaving the exact-coordination shortcut.
+void BM_AlbertDhtCoordinated1h(benchmark::State& state) {
+  const auto sc = swarmlab::scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/albert/" +
+                                                     kSetups[state.range(0)] + ".json");
+  swarmlab::sim::TrainingRunConfig cfg;
+  cfg.coordination = swarmlab::scenarios::Coordination::Dht;
+  cfg.duration_s = 3600;
+  for (auto _ : state) benchmark::DoNotOptimize(swarmlab::sim::run_training(sc, cfg).steps);
+  state.SetLabel(kSetups[state.range(0)]);
+}
+BENCHMARK(BM_AlbertDhtCoordinated1h)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 }  // namespace

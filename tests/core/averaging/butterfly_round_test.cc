@@ -48,6 +48,26 @@ TEST(ButterflyRound, EverySenderEndsWithTheWeightedAverage) {
     for (std::size_t i = 0; i < length; ++i) ASSERT_NEAR(values[p][i], expected[i], 1e-5) << "peer " << p << " elem " << i;
 }
 
+TEST(ButterflyRound, ReducersWeightEachPartByTheWeightItCarries) {
+  // Every member starts from the same plan (weights 1: "everyone sends") and then sets its own
+  // weight, as a training peer does with the samples it accumulated; nobody knows the others'.
+  const std::size_t n = 4, length = 8'000;
+  Swarm swarm(uniform_links(n, 1e8));
+  const std::vector<double> actual = {10, 30, 5, 55};
+  auto values = random_vectors(n, length, 9);
+  const auto expected = weighted_average(values, actual);
+  const RoundPlan shared = plan_for({1, 1, 1, 1}, {0.25, 0.25, 0.25, 0.25}, length);
+  for (std::size_t m = 0; m < n; ++m) {
+    RoundPlan mine = shared;
+    mine.weights[m] = actual[m];
+    swarm.services[m]->start_round(mine, values[m], {}, [&swarm](const RoundOutcome& o) { swarm.outcomes.push_back(o); });
+  }
+  swarm.engine.run();
+  ASSERT_EQ(swarm.outcomes.size(), n);
+  for (std::size_t p = 0; p < n; ++p)
+    for (std::size_t i = 0; i < length; ++i) ASSERT_NEAR(values[p][i], expected[i], 1e-5) << "peer " << p << " elem " << i;
+}
+
 TEST(ButterflyRound, AuxiliaryPeersReduceWithoutSendingAndZeroFractionPeersOnlySend) {
   // Peer 3 is auxiliary (weight 0, reduces half); peer 0 reduces nothing (client-mode-like).
   const std::size_t n = 4, length = 6'000;
