@@ -102,12 +102,12 @@ class CollaborativeRun {
       books_[i].samples += s;
       bucket_samples_ += s;
     };
-    e.round_started = [this, i](const core::averaging::RoundPlan& plan, std::uint64_t c) {
+    e.round_started = [this, i](const core::averaging::RoundPlan&, std::uint64_t) {
       books_[i].in_round = true;
       books_[i].round_since = engine_.now();
       if (in_round_++ == 0) busy_since_ = engine_.now();
     };
-    e.round_finished = [this, i](const core::averaging::RoundOutcome& o, std::uint64_t contributed, std::uint64_t step) {
+    e.round_finished = [this, i](const core::averaging::RoundOutcome&, std::uint64_t contributed, std::uint64_t step) {
       ledger_.on_stepped(contributed);
       leave_round(i);
       books_[i].last_step = step;

@@ -96,6 +96,29 @@ TEST(AveragingExperiment, PeersThatLeaveAreLeftOutOfLaterRounds) {
   EXPECT_EQ(r.rounds.back().participants, 14u);
 }
 
+TEST(AveragingExperiment, BandwidthTraceChangesLinksDuringTheRun) {
+  // Two peers all-reduce 8 MB (fp32) over 100 Mb/s links; from the start of round 2 one of them
+  // has a quarter of its bandwidth, so that round and the next take about four times as long.
+  auto sc = scenarios::parse_scenario(R"({
+    "name": "t", "seed": 1,
+    "workload": {"model": "toy", "parameters": 2000000, "wire_precision": "fp32", "target_batch": 64},
+    "peers": [{"name": "a", "compute_sps": 10, "bandwidth_bps": 1e8}, {"name": "b", "compute_sps": 10, "bandwidth_bps": 1e8}],
+    "averaging": {"strategy": "ar", "rounds": 4}})",
+                                      "t.json");
+  AveragingRunConfig cfg;
+  cfg.strategy = core::averaging::Strategy::AllReduce;
+  cfg.rounds = 4;
+  const double before = run_averaging(sc, cfg).rounds[0].duration_s;
+  const AveragingRunResult first = run_averaging(sc, cfg);
+  sc.bandwidth.events.push_back({"b", 2 * first.rounds[0].duration_s + 1e-6, 2.5e7, 2.5e7});
+  const AveragingRunResult r = run_averaging(sc, cfg);
+  ASSERT_EQ(r.rounds.size(), 4u);
+  EXPECT_DOUBLE_EQ(r.rounds[0].duration_s, before);
+  EXPECT_DOUBLE_EQ(r.rounds[1].duration_s, before);
+  EXPECT_NEAR(r.rounds[2].duration_s / before, 4.0, 0.4);
+  EXPECT_NEAR(r.rounds[3].duration_s / before, 4.0, 0.4);
+}
+
 }  // namespace
 }  // namespace swarmlab::sim
 
