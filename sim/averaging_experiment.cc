@@ -71,6 +71,31 @@ std::unique_ptr<Network> make_scenario_network(const scenarios::Scenario& sc, co
   return network;
 }
 
+core::averaging::Timeouts scenario_timeouts(const scenarios::Scenario& sc, core::averaging::Timeouts t) {
+  if (sc.averaging.sender_timeout_s) t.sender = *sc.averaging.sender_timeout_s;
+  if (sc.averaging.reducer_timeout_s) t.reducer = *sc.averaging.reducer_timeout_s;
+  if (sc.averaging.round_timeout_s) t.round = *sc.averaging.round_timeout_s;
+  return t;
+}
+
+void schedule_availability(const scenarios::Scenario& sc, Engine& engine, std::function<void(PeerId)> up,
+                           std::function<void(PeerId)> down) {
+  auto up_if_allowed = [&sc, &engine, up](PeerId i) {
+    if (sc.peer_up(i, engine.now())) up(i);  // a churn "up" outside the join/leave window is ignored
+  };
+  for (std::size_t k = 0; k < sc.peers.size(); ++k) {
+    const auto i = static_cast<PeerId>(k);
+    const auto& p = sc.peers[k];
+    if (p.join_s && *p.join_s > 0) engine.at(*p.join_s, [up_if_allowed, i] { up_if_allowed(i); });
+    if (p.leave_s) engine.at(*p.leave_s, [down, i] { down(i); });
+  }
+  for (const auto& e : sc.churn.events) {
+    const auto i = static_cast<PeerId>(*sc.find_peer(e.peer));
+    if (e.up) engine.at(e.time_s, [up_if_allowed, i] { up_if_allowed(i); });
+    else engine.at(e.time_s, [down, i] { down(i); });
+  }
+}
+
 std::vector<SimPeerSpec> sim_peers(const scenarios::Scenario& sc) {
   std::vector<SimPeerSpec> specs;
   for (const auto& p : sc.peers) specs.push_back({p.name, p.compute_sps});
@@ -93,10 +118,7 @@ class AveragingRun {
     for (PeerId i = 0; i < n(); ++i) boot(i);
     codec_ = codec_for(sc.workload.wire_precision);
     full_input_ = planner_input(sc, cfg.transport);
-    timeouts_ = cfg.timeouts;
-    if (sc.averaging.sender_timeout_s) timeouts_.sender = *sc.averaging.sender_timeout_s;
-    if (sc.averaging.reducer_timeout_s) timeouts_.reducer = *sc.averaging.reducer_timeout_s;
-    if (sc.averaging.round_timeout_s) timeouts_.round = *sc.averaging.round_timeout_s;
+    timeouts_ = scenario_timeouts(sc, cfg.timeouts);
   }
 
   AveragingRunResult run() {
@@ -154,23 +176,10 @@ class AveragingRun {
 
   // Join/leave times and the churn trace take peers down (as crashes) and up.
   void schedule_scenario_churn() {
-    for (PeerId i = 0; i < n(); ++i) {
-      const auto& p = sc_.peers[i];
-      if (p.join_s && *p.join_s > 0) {
-        world_->set_down(i, SimWorld::Departure::Silent);
-        engine_.at(*p.join_s, [this, i] { bring_up(i); });
-      }
-      if (p.leave_s) engine_.at(*p.leave_s, [this, i] { take_down(i, SimWorld::Departure::Crash); });
-    }
-    for (const auto& e : sc_.churn.events) {
-      const auto i = static_cast<PeerId>(*sc_.find_peer(e.peer));
-      engine_.at(e.time_s, [this, i, up = e.up] {
-        if (!up)
-          take_down(i, SimWorld::Departure::Crash);
-        else if (sc_.peer_up(i, engine_.now()))  // inside its join/leave window
-          bring_up(i);
-      });
-    }
+    for (PeerId i = 0; i < n(); ++i)
+      if (sc_.peers[i].join_s && *sc_.peers[i].join_s > 0) world_->set_down(i, SimWorld::Departure::Silent);
+    schedule_availability(
+        sc_, engine_, [this](PeerId i) { bring_up(i); }, [this](PeerId i) { take_down(i, SimWorld::Departure::Crash); });
   }
 
   // Roles for a set of members, re-solved only when the membership changes.

@@ -3,6 +3,7 @@
 // the core's AveragingService, the driver starts round r+1 when every member has finished round r,
 // and the time of a round is the time until its last member finished.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,6 +91,12 @@ core::planner::PlannerInput planner_input(const scenarios::Scenario& scenario, c
 // and the bandwidth trace scheduled on `engine` (each row changes a link at its time).
 std::unique_ptr<Network> make_scenario_network(const scenarios::Scenario& scenario, const TransportAssumptions& transport,
                                                const std::string& backend, Engine& engine);
+// The scenario's averaging timeouts where it sets them, `defaults` elsewhere.
+core::averaging::Timeouts scenario_timeouts(const scenarios::Scenario& scenario, core::averaging::Timeouts defaults);
+// Schedules the scenario's availability on `engine`: a join time, or a churn-trace "up" inside the
+// peer's join/leave window, calls up(i); a leave time or a churn-trace "down" calls down(i).
+void schedule_availability(const scenarios::Scenario& scenario, Engine& engine, std::function<void(PeerId)> up,
+                           std::function<void(PeerId)> down);
 // The simulated peers of a scenario (names and compute speeds), in scenario order.
 std::vector<SimPeerSpec> sim_peers(const scenarios::Scenario& scenario);
 

@@ -38,10 +38,7 @@ class CollaborativeRun {
     world_ = std::make_unique<SimWorld>(engine_, *network_, sim_peers(sc), sc.seed);
     world_->set_delivery_observer([this](PeerId, PeerId to, const core::Message& m) { books_[to].received += m.wire_size(); });
     books_.resize(sc.peers.size());
-    timeouts_ = cfg.timeouts;
-    if (sc.averaging.sender_timeout_s) timeouts_.sender = *sc.averaging.sender_timeout_s;
-    if (sc.averaging.reducer_timeout_s) timeouts_.reducer = *sc.averaging.reducer_timeout_s;
-    if (sc.averaging.round_timeout_s) timeouts_.round = *sc.averaging.round_timeout_s;
+    timeouts_ = scenario_timeouts(sc, cfg.timeouts);
     state_bytes_ = static_cast<std::uint64_t>(std::llround(t_.state_bytes_per_parameter * static_cast<double>(sc.workload.parameters)));
   }
 
@@ -50,7 +47,7 @@ class CollaborativeRun {
       if (sc_.peer_up(i, 0)) bring_up(i);
       else world_->set_down(i, SimWorld::Departure::Silent);
     }
-    schedule_churn();
+    schedule_availability(sc_, engine_, [this](PeerId i) { bring_up(i); }, [this](PeerId i) { take_down(i); });
     // A peer measures its link and announces the new rates in its next matchmaking.
     for (const auto& e : sc_.bandwidth.events) {
       const auto i = static_cast<PeerId>(*sc_.find_peer(e.peer));
@@ -164,20 +161,6 @@ class CollaborativeRun {
     b.peer.reset();
   }
 
-  void schedule_churn() {
-    for (PeerId i = 0; i < n(); ++i) {
-      const auto& p = sc_.peers[i];
-      if (p.join_s && *p.join_s > 0) engine_.at(*p.join_s, [this, i] { if (sc_.peer_up(i, engine_.now())) bring_up(i); });
-      if (p.leave_s) engine_.at(*p.leave_s, [this, i] { take_down(i); });
-    }
-    for (const auto& e : sc_.churn.events) {
-      const auto i = static_cast<PeerId>(*sc_.find_peer(e.peer));
-      engine_.at(e.time_s, [this, i, up = e.up] {
-        if (!up) take_down(i);
-        else if (sc_.peer_up(i, engine_.now())) bring_up(i);
-      });
-    }
-  }
 
   void sample_series() {
     TrainingTimePoint pt;
@@ -209,7 +192,6 @@ class CollaborativeRun {
     r.state_downloads = downloads_;
     r.state_bytes = state_bytes_;
     r.gradient_bytes = core::codec::encoded_size(codec_for(sc_.workload.wire_precision), sc_.workload.parameters);
-    std::size_t computing = 0;
     for (PeerId i = 0; i < n(); ++i) {
       const PeerBooks& b = books_[i];
       const bool up = static_cast<bool>(b.peer);
@@ -218,32 +200,19 @@ class CollaborativeRun {
       s.computes = computes(i);
       s.up_s = b.up_total + (up ? end - b.up_since : 0);
       s.compute_s = b.compute_before + (up ? b.peer->compute_time() : 0);
-      s.idle_s = std::max(0.0, s.up_s - s.compute_s);
-      s.utilisation = s.computes && s.up_s > 0 ? s.compute_s / s.up_s : 0;
       s.averaging_s = b.averaging_total + (b.in_round ? end - b.round_since : 0);
       s.sync_s = b.sync_total + (b.syncing ? end - b.sync_since : 0);
       s.bytes_sent = world_->bytes_sent(i);
       s.bytes_received = b.received;
-      s.traffic_gb_per_hour = s.up_s > 0 ? static_cast<double>(s.bytes_sent + s.bytes_received) / 1e9 / (s.up_s / 3600) : 0;
       s.samples = b.samples;
       s.state_downloads = b.downloads;
       s.step = up ? b.peer->step() : b.last_step;
       s.up_at_end = up;
       s.training_at_end = up && b.peer->phase() == CollaborativePeer::Phase::Training;
       if (up) r.pending_check += b.peer->accumulated() + (b.peer->in_round() ? b.peer->contributed() : 0);
-      if (s.computes) {
-        ++computing;
-        r.mean_utilisation += s.utilisation;
-        r.mean_idle_s += s.idle_s;
-        r.mean_averaging_s += s.averaging_s;
-        r.mean_traffic_gb_per_hour += s.traffic_gb_per_hour;
-      }
       r.peers.push_back(std::move(s));
     }
-    if (computing) {
-      const double c = static_cast<double>(computing);
-      r.mean_utilisation /= c, r.mean_idle_s /= c, r.mean_averaging_s /= c, r.mean_traffic_gb_per_hour /= c;
-    }
+    summarise_peers(r);
     r.events = engine_.events_processed();
     return r;
   }

@@ -70,10 +70,7 @@ class TrainingRun {
     codec_ = codec_for(sc.workload.wire_precision);
     strategy_ = strategy_for(sc.averaging.strategy);
     full_input_ = planner_input(sc, cfg.transport);
-    timeouts_ = cfg.timeouts;
-    if (sc.averaging.sender_timeout_s) timeouts_.sender = *sc.averaging.sender_timeout_s;
-    if (sc.averaging.reducer_timeout_s) timeouts_.reducer = *sc.averaging.reducer_timeout_s;
-    if (sc.averaging.round_timeout_s) timeouts_.round = *sc.averaging.round_timeout_s;
+    timeouts_ = scenario_timeouts(sc, cfg.timeouts);
     state_bytes_ = static_cast<std::uint64_t>(std::llround(t_.state_bytes_per_parameter * static_cast<double>(sc.workload.parameters)));
     replay_ = cfg.replay_identical_rounds && sc.bandwidth.events.empty();
   }
@@ -83,7 +80,7 @@ class TrainingRun {
       if (sc_.peer_up(i, 0)) bring_up(i);
       else world_->set_down(i, SimWorld::Departure::Silent);
     }
-    schedule_churn();
+    schedule_availability(sc_, engine_, [this](PeerId i) { bring_up(i); }, [this](PeerId i) { take_down(i); });
     for (double t = t_.metrics_interval_s; t <= t_.duration_s + 1e-9; t += t_.metrics_interval_s)
       engine_.at(t, [this] { sample_series(); });
     engine_.run_until(t_.duration_s);
@@ -159,20 +156,6 @@ class TrainingRun {
     }
   }
 
-  void schedule_churn() {
-    for (PeerId i = 0; i < n(); ++i) {
-      const auto& p = sc_.peers[i];
-      if (p.join_s && *p.join_s > 0) engine_.at(*p.join_s, [this, i] { if (sc_.peer_up(i, engine_.now())) bring_up(i); });
-      if (p.leave_s) engine_.at(*p.leave_s, [this, i] { take_down(i); });
-    }
-    for (const auto& e : sc_.churn.events) {
-      const auto i = static_cast<PeerId>(*sc_.find_peer(e.peer));
-      engine_.at(e.time_s, [this, i, up = e.up] {
-        if (!up) take_down(i);
-        else if (sc_.peer_up(i, engine_.now())) bring_up(i);
-      });
-    }
-  }
 
   // ------------------------------------------------------------------------------------------
   // State download
@@ -388,7 +371,6 @@ class TrainingRun {
     r.state_downloads = downloads_;
     r.state_bytes = state_bytes_;
     r.gradient_bytes = core::codec::encoded_size(codec_, sc_.workload.parameters);
-    std::size_t computing = 0;
     for (PeerId i = 0; i < n(); ++i) {
       const PeerState& p = peers_[i];
       PeerTrainingStats s;
@@ -397,14 +379,11 @@ class TrainingRun {
       const bool up = p.phase != Phase::Down;
       s.up_s = p.up_total + (up ? end - p.up_since : 0);
       s.compute_s = p.compute_before + (up ? p.trainer->compute_time() : 0);
-      s.idle_s = std::max(0.0, s.up_s - s.compute_s);
-      s.utilisation = s.computes && s.up_s > 0 ? s.compute_s / s.up_s : 0;
       s.averaging_s = p.averaging_total + (p.in_round ? end - round_started_ : 0);
       s.wait_s = p.wait_total + (p.waiting ? end - p.wait_since : 0);
       s.sync_s = p.sync_total + (p.phase == Phase::Syncing ? end - p.sync_since : 0);
       s.bytes_sent = world_->bytes_sent(i) + p.replay_sent;
       s.bytes_received = p.received + p.replay_received;
-      s.traffic_gb_per_hour = s.up_s > 0 ? static_cast<double>(s.bytes_sent + s.bytes_received) / 1e9 / (s.up_s / 3600) : 0;
       s.samples = p.samples;
       s.state_downloads = p.downloads;
       s.step = p.step;
@@ -412,21 +391,9 @@ class TrainingRun {
       s.training_at_end = p.phase == Phase::Training;
       if (up && computes(i)) r.pending_check += p.trainer->accumulated();
       if (p.in_round) r.pending_check += p.contributed;
-      if (s.computes) {
-        ++computing;
-        r.mean_utilisation += s.utilisation;
-        r.mean_idle_s += s.idle_s;
-        r.mean_averaging_s += s.averaging_s;
-        r.mean_wait_s += s.wait_s;
-        r.mean_traffic_gb_per_hour += s.traffic_gb_per_hour;
-      }
       r.peers.push_back(std::move(s));
     }
-    if (computing) {
-      const double c = static_cast<double>(computing);
-      r.mean_utilisation /= c, r.mean_idle_s /= c, r.mean_averaging_s /= c, r.mean_wait_s /= c,
-          r.mean_traffic_gb_per_hour /= c;
-    }
+    summarise_peers(r);
     r.events = engine_.events_processed();
     return r;
   }
@@ -467,6 +434,26 @@ class TrainingRun {
 };
 
 }  // namespace
+
+void summarise_peers(TrainingRunResult& r) {
+  std::size_t computing = 0;
+  r.mean_utilisation = r.mean_idle_s = r.mean_averaging_s = r.mean_wait_s = r.mean_traffic_gb_per_hour = 0;
+  for (PeerTrainingStats& s : r.peers) {
+    s.idle_s = std::max(0.0, s.up_s - s.compute_s);
+    s.utilisation = s.computes && s.up_s > 0 ? s.compute_s / s.up_s : 0;
+    s.traffic_gb_per_hour = s.up_s > 0 ? static_cast<double>(s.bytes_sent + s.bytes_received) / 1e9 / (s.up_s / 3600) : 0;
+    if (!s.computes) continue;
+    ++computing;
+    r.mean_utilisation += s.utilisation;
+    r.mean_idle_s += s.idle_s;
+    r.mean_averaging_s += s.averaging_s;
+    r.mean_wait_s += s.wait_s;
+    r.mean_traffic_gb_per_hour += s.traffic_gb_per_hour;
+  }
+  if (computing == 0) return;
+  const double c = static_cast<double>(computing);
+  r.mean_utilisation /= c, r.mean_idle_s /= c, r.mean_averaging_s /= c, r.mean_wait_s /= c, r.mean_traffic_gb_per_hour /= c;
+}
 
 TrainingRunResult run_training(const scenarios::Scenario& scenario, const TrainingRunConfig& config) {
   if (config.coordination.value_or(scenario.training.coordination) == scenarios::Coordination::Dht)

@@ -86,6 +86,10 @@ struct TrainingRunResult {
   std::uint64_t events = 0;
 };
 
+// Fills what follows from each peer's times and bytes (idle time, utilisation, traffic per hour)
+// and the means over peers that compute. Both training drivers end with it.
+void summarise_peers(TrainingRunResult& result);
+
 // Runs with the scenario's (or the config's) coordination: "exact" here, "dht" in
 // sim/collaborative_training.h.
 TrainingRunResult run_training(const scenarios::Scenario& scenario, const TrainingRunConfig& config = {});

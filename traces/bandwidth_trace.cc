@@ -19,21 +19,14 @@ BandwidthTrace parse_bandwidth_trace(std::string_view text, const std::string& s
   const auto rows = read_csv(text, source, {"peer", "time_s", "download_bps", "upload_bps"});
   BandwidthTrace trace;
   trace.events.reserve(rows.size());
-  double last_time = 0;
-  std::size_t last_line = 0;
+  TimeOrder order(source);
   for (const auto& row : rows) {
     BandwidthEvent e;
     e.peer = parse_peer_cell(row, 0, source, known_peers);
     e.time_s = parse_time_cell(row, 1, "time_s", source);
     e.download_bps = parse_bps_cell(row, 2, "download_bps", source);
     e.upload_bps = parse_bps_cell(row, 3, "upload_bps", source);
-    if (last_line && e.time_s < last_time)
-      throw core::InputError(source, line_location(row.line),
-                             "column time_s: expected times in non-decreasing order, got " +
-                                 format_real(e.time_s) + " after " + format_real(last_time) + " on line " +
-                                 std::to_string(last_line) + " (sort the trace by time)");
-    last_time = e.time_s;
-    last_line = row.line;
+    order.check(e.time_s, row.line);
     trace.events.push_back(std::move(e));
   }
   return trace;

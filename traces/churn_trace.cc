@@ -30,8 +30,7 @@ ChurnTrace parse_churn_trace(std::string_view text, const std::string& source, c
   const auto rows = read_csv(text, source, {"peer", "time_s", "state"});
   ChurnTrace trace;
   trace.events.reserve(rows.size());
-  double last_time = 0;
-  std::size_t last_line = 0;
+  TimeOrder order(source);
   for (const auto& row : rows) {
     ChurnEvent e;
     e.peer = parse_peer_cell(row, 0, source, known_peers);
@@ -46,13 +45,7 @@ ChurnTrace parse_churn_trace(std::string_view text, const std::string& source, c
                              "column state: expected \"up\" or \"down\", got " +
                                  (state.empty() ? std::string("an empty cell") : quoted(state)));
     }
-    if (last_line && e.time_s < last_time)
-      throw core::InputError(source, line_location(row.line),
-                             "column time_s: expected times in non-decreasing order, got " +
-                                 format_real(e.time_s) + " after " + format_real(last_time) + " on line " +
-                                 std::to_string(last_line) + " (sort the trace by time)");
-    last_time = e.time_s;
-    last_line = row.line;
+    order.check(e.time_s, row.line);
     trace.events.push_back(std::move(e));
   }
   return trace;

@@ -125,4 +125,14 @@ std::string parse_peer_cell(const CsvRow& row, std::size_t column, const std::st
   return std::string(cell);
 }
 
+void TimeOrder::check(double time_s, std::size_t line) {
+  if (last_line_ && time_s < last_time_)
+    throw core::InputError(source_, line_location(line),
+                           "column time_s: expected times in non-decreasing order, got " + format_real(time_s) +
+                               " after " + format_real(last_time_) + " on line " + std::to_string(last_line_) +
+                               " (sort the trace by time)");
+  last_time_ = time_s;
+  last_line_ = line;
+}
+
 }  // namespace swarmlab::traces

@@ -36,4 +36,17 @@ double parse_bps_cell(const CsvRow& row, std::size_t column, std::string_view na
 std::string parse_peer_cell(const CsvRow& row, std::size_t column, const std::string& source,
                             const PeerNames* known);
 
+// Checks that a trace's rows come in non-decreasing time order (time in column time_s).
+class TimeOrder {
+ public:
+  explicit TimeOrder(const std::string& source) : source_(source) {}
+  // Throws core::InputError(source, "line N", ...) when `time_s` is earlier than the last row's.
+  void check(double time_s, std::size_t line);
+
+ private:
+  const std::string& source_;
+  double last_time_ = 0;
+  std::size_t last_line_ = 0;
+};
+
 }  // namespace swarmlab::traces

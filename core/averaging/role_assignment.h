@@ -30,7 +30,8 @@ struct RoleAssignment {
 };
 
 // Throws std::invalid_argument when the strategy cannot run (nobody computes, nobody reachable).
-// `server` fixes the parameter server (ParameterServer only); it must be a reachable peer.
+// `server` fixes the parameter server (ParameterServer only); it must be a reachable peer. Without
+// it the server is the reachable peer with the largest min(upload, download), lowest index on ties.
 RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& peers,
                             std::optional<std::size_t> server = std::nullopt);
 

@@ -182,10 +182,7 @@ void CollaborativePeer::maybe_look_for_group(const progress::GlobalProgress& g) 
 
 void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // No group, or one without a gradient to average (only auxiliary peers met): look again.
-  bool any_sender = false;
-  if (group)
-    for (const auto& c : matchmaking::group_capacities(*group).peers) any_sender |= c.compute_sps > 0;
-  if (!any_sender) return schedule_fetch(config_.min_fetch_period);
+  if (!group || !roles_for(*group)) return schedule_fetch(config_.min_fetch_period);
   begin_round_when_ready(*group);
 }
 
@@ -210,29 +207,30 @@ void CollaborativePeer::wait_for_batch(const matchmaking::Group& group, Seconds 
   });
 }
 
-const averaging::RoleAssignment& CollaborativePeer::roles_for(const matchmaking::Group& group) {
+const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking::Group& group) {
   std::vector<std::uint8_t> key;
   for (const auto& m : group.members) {
     key.push_back(m.client_mode ? 1 : 0);
     key.insert(key.end(), m.gathered.begin(), m.gathered.end());
   }
-  if (auto it = roles_cache_.find(key); it != roles_cache_.end()) return it->second;
-  planner::PlannerInput input = matchmaking::group_capacities(group);
-  input.target_batch = static_cast<double>(config_.target_batch);
-  input.gradient_bits = 8.0 * static_cast<double>(codec::encoded_size(config_.codec, config_.parameters));
-  // A parameter server is the reachable member with the most min(upload, download), lowest index on ties.
-  std::optional<std::size_t> server;
-  for (std::size_t i = 0; i < input.peers.size(); ++i) {
-    const auto& p = input.peers[i];
-    if (p.client_mode) continue;
-    const auto rate = [](const planner::PeerCapacity& c) { return std::min(c.download_bps, c.upload_bps); };
-    if (!server || rate(p) > rate(input.peers[*server])) server = i;
+  auto it = roles_cache_.find(key);
+  if (it == roles_cache_.end()) {
+    planner::PlannerInput input = matchmaking::group_capacities(group);
+    bool any_sender = false;
+    for (const auto& c : input.peers) any_sender |= c.compute_sps > 0;
+    std::optional<averaging::RoleAssignment> roles;
+    if (any_sender) {
+      input.target_batch = static_cast<double>(config_.target_batch);
+      input.gradient_bits = 8.0 * static_cast<double>(codec::encoded_size(config_.codec, config_.parameters));
+      roles = averaging::assign_roles(config_.strategy, input);  // PS: it picks the server itself
+    }
+    it = roles_cache_.emplace(std::move(key), std::move(roles)).first;
   }
-  return roles_cache_.emplace(key, averaging::assign_roles(config_.strategy, input, server)).first->second;
+  return it->second ? &*it->second : nullptr;
 }
 
 void CollaborativePeer::begin_round(const matchmaking::Group& group) {
-  averaging::RoundPlan plan = matchmaking::plan_for_group(group, roles_for(group), config_.parameters, config_.codec,
+  averaging::RoundPlan plan = matchmaking::plan_for_group(group, *roles_for(group), config_.parameters, config_.codec,
                                                           config_.part_bytes);
   const auto me = plan.index_of(env_.self());
   if (!me) {  // neither sends nor reduces in this group: nothing to average, the step still lands

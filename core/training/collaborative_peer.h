@@ -108,7 +108,8 @@ class CollaborativePeer {
   void wait_for_batch(const matchmaking::Group& group, Seconds deadline);
   void begin_round(const matchmaking::Group& group);
   void on_round_done(const averaging::RoundOutcome& outcome);
-  const averaging::RoleAssignment& roles_for(const matchmaking::Group& group);
+  // The roles for a group (cached by its announcements); nullptr when no member computes.
+  const averaging::RoleAssignment* roles_for(const matchmaking::Group& group);
 
   Environment& env_;
   CollaborativePeerConfig config_;
@@ -130,7 +131,7 @@ class CollaborativePeer {
   Seconds last_report_ = -1e300;
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
   bool fetch_in_flight_ = false;
-  std::map<std::vector<std::uint8_t>, averaging::RoleAssignment> roles_cache_;  // by the group's announcements
+  std::map<std::vector<std::uint8_t>, std::optional<averaging::RoleAssignment>> roles_cache_;
   // Callbacks from the DHT and services may outlive this object; they check this flag first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
