@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/dht_experiment.h"
+#include "sim/experiments/dht_experiment.h"
 
 namespace swarmlab::analysis {
 

@@ -68,9 +68,8 @@ Table1Report run_table1(const Table1Options& options) {
   nlohmann::ordered_json as;
   as["model"] = a.workload.model;
   as["parameter_count"] = a.workload.parameters;
-  as["wire_precision"] = std::string(scenarios::to_string(a.workload.wire_precision));
-  as["payload_bytes_per_gradient"] =
-      core::codec::encoded_size(sim::codec_for(a.workload.wire_precision), a.workload.parameters);
+  as["wire_precision"] = std::string(core::codec::name(a.workload.wire_precision));
+  as["payload_bytes_per_gradient"] = core::codec::encoded_size(a.workload.wire_precision, a.workload.parameters);
   as["part_bytes"] = a.averaging.part_bytes;
   as["one_way_latency_ms"] = a.peers.front().latency_s * 1e3;
   as["parameter_server"] =

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/averaging_experiment.h"
+#include "sim/experiments/averaging_experiment.h"
 
 namespace swarmlab::analysis {
 

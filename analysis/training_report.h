@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/training_experiment.h"
+#include "sim/experiments/training_experiment.h"
 
 namespace swarmlab::analysis {
 

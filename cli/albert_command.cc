@@ -14,8 +14,8 @@
 #include "cli/data_paths.h"
 #include "cli/progress.h"
 #include "scenarios/scenario_loader.h"
-#include "sim/backend.h"
-#include "sim/training_experiment.h"
+#include "sim/network/backend.h"
+#include "sim/experiments/training_experiment.h"
 
 namespace swarmlab::cli {
 namespace {
@@ -25,7 +25,7 @@ struct AlbertArgs {
   std::string scenario_dir;
   std::string out;
   double hours = 48;
-  std::string coordination = "exact";
+  std::string coordination = "oracle";
   bool json = false;
   bool quiet = false;
 };
@@ -65,9 +65,9 @@ const bool registered = register_command(
       sub.add_option("--scenarios", args->scenario_dir, "folder holding the setups (default: scenarios/albert)");
       sub.add_option("--hours", args->hours, "simulated wall time per setup")->check(CLI::Range(0.01, 10000.0))->capture_default_str();
       sub.add_option("--coordination", args->coordination,
-                     "exact: the simulator counts samples and forms one group (seconds); dht: every peer runs the "
+                     "oracle: the simulator counts samples and forms groups instantly (seconds); dht: every peer runs the "
                      "DHT progress tracker and matchmaking itself (slower)")
-          ->check(CLI::IsMember({"exact", "dht"}))
+          ->check(CLI::IsMember(core::names_of(scenarios::kCoordinationNames)))
           ->capture_default_str();
       sub.add_option("--out", args->out, "write <setup>.json and CSVs (series, peers, steps) and steps.png here");
       sub.add_flag("--json", args->json, "print JSON");
@@ -77,7 +77,7 @@ const bool registered = register_command(
         sim::TrainingRunConfig cfg;
         cfg.backend = args->backend;
         cfg.duration_s = args->hours * 3600;
-        cfg.coordination = args->coordination == "dht" ? scenarios::Coordination::Dht : scenarios::Coordination::Exact;
+        cfg.coordination = *core::parse_name(scenarios::kCoordinationNames, args->coordination);
         Progress progress("albert", args->quiet || args->json);
         std::vector<std::pair<scenarios::Scenario, sim::TrainingRunResult>> runs;
         for (std::size_t i = 0; i < std::size(kSetups); ++i) {
@@ -108,6 +108,11 @@ const bool registered = register_command(
                             {"mean_idle_s", r.mean_idle_s},
                             {"mean_traffic_gb_per_hour", r.mean_traffic_gb_per_hour},
                             {"state_downloads", r.state_downloads},
+                            {"rounds", r.rounds},
+                            {"max_left_out_share", r.max_left_out_share},
+                            {"ledger_balanced", r.ledger.balanced() && r.ledger.pending == r.pending_check},
+                            {"samples_lost", r.ledger.lost},
+                            {"samples_discarded", r.ledger.discarded},
                             {"peers", sc.peers.size()},
                             {"explanation", explain(sc, r)}});
         }
@@ -122,7 +127,7 @@ const bool registered = register_command(
              "BERT-large-sized encoder; a T4 sustains roughly 10-15 TFLOP/s in mixed precision; NVIDIA's BERT-large "
              "phase-2 rate of about 40 sequences/s on a V100 scaled by a T4's roughly 1/3 gives the same "
              "(scenarios/README.md)"},
-            {"wire_precision", std::string(scenarios::to_string(first.workload.wire_precision))},
+            {"wire_precision", std::string(core::codec::name(first.workload.wire_precision))},
             {"gradient_bytes", runs[0].second.gradient_bytes},
             {"state_bytes", runs[0].second.state_bytes},
             {"sender_timeout_s", first.averaging.sender_timeout_s.value_or(30)},
@@ -153,17 +158,18 @@ const bool registered = register_command(
           return kExitOk;
         }
         std::cout << "ALBERT-large, " << first.workload.parameters << " parameters, batch " << first.workload.target_batch
-                  << ", T4 " << sps << " samples/s, " << scenarios::to_string(first.workload.wire_precision)
+                  << ", T4 " << sps << " samples/s, " << core::codec::name(first.workload.wire_precision)
                   << " on the wire, sender/reducer timeouts " << first.averaging.sender_timeout_s.value_or(30) << "/"
                   << first.averaging.reducer_timeout_s.value_or(60) << " s, " << (first.training.dpu ? "DPU" : "no DPU")
                   << ", " << args->hours << " h simulated (" << args->backend << " backend, " << args->coordination
                   << " coordination)\n\n";
-        std::cout << "setup              steps/h  relative  round_s  util   GB/h\n";
+        std::cout << "setup              steps/h  relative  round_s  util   GB/h  left_out  ledger\n";
         for (std::size_t i = 0; i < runs.size(); ++i) {
           const auto& r = runs[i].second;
-          std::printf("%-17s %8.1f %9.3f %8.2f %4.0f%% %6.2f\n", kSetups[i], r.steps_per_hour,
+          std::printf("%-17s %8.1f %9.3f %8.2f %4.0f%% %6.2f %8.1f%%  %s\n", kSetups[i], r.steps_per_hour,
                       base > 0 ? r.steps_per_hour / base : 0, r.mean_round_s, 100 * r.mean_utilisation,
-                      r.mean_traffic_gb_per_hour);
+                      r.mean_traffic_gb_per_hour, 100 * r.max_left_out_share,
+                      r.ledger.balanced() && r.ledger.pending == r.pending_check ? "balanced" : "UNBALANCED");
         }
         std::cout << "\n";
         for (std::size_t i = 0; i < runs.size(); ++i) std::cout << kSetups[i] << ": " << explain(runs[i].first, runs[i].second) << "\n";

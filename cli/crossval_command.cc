@@ -4,7 +4,7 @@
 #include "cli/command.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
-#include "sim/crossval.h"
+#include "sim/experiments/crossval.h"
 
 namespace swarmlab::cli {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "cli/command.h"
 #include "analysis/dht_report.h"
-#include "sim/dht_experiment.h"
+#include "sim/experiments/dht_experiment.h"
 
 namespace swarmlab::cli {
 namespace {

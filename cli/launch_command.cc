@@ -45,19 +45,18 @@ const bool registered = register_command(
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<LaunchArgs>();
       sub.add_option("scenario", a->o.scenario_path, "scenario JSON file")->required();
-      sub.add_option("--strategy", a->strategy, "override the scenario's strategy")->check(CLI::IsMember({"ar", "ps", "ours"}));
+      sub.add_option("--strategy", a->strategy, "override the scenario's strategy")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)));
       sub.add_option("--rounds", a->o.rounds, "averaging rounds (the first is a warm-up)")->check(CLI::Range(1ull, 100000ull))->capture_default_str();
       sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
-      sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember({"fp32", "fp16", "fp16-scaled", "uint8"}));
+      sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember(core::names_of(core::codec::kCodecNames)));
       sub.add_flag("--emulate-links", a->o.emulate_links, "each peer in its own network namespace, links shaped with tc (needs root)");
       sub.add_option("--scale", a->o.scale, "multiply every link rate by this (machines that cannot carry the real rates)")->check(CLI::PositiveNumber)->capture_default_str();
       sub.add_option("--goodput", a->o.goodput, "announced bandwidth = link rate × this (default: the transport's measured goodput)");
       sub.add_option("--kill", a->kill, "PEER@ROUND+SECONDS: that peer SIGKILLs itself that long into that round");
       sub.add_option("--restart-after", a->restart, "restart the killed peer with the same identity after this many seconds");
       sub.add_option("--pace-all", a->o.pace_all_bps, "pace every connection at this many bits/s (testing on loopback)");
-      sub.add_option("--sender-timeout", a->o.timeouts.sender, "core::averaging::Timeouts::sender")->capture_default_str();
-      sub.add_option("--reducer-timeout", a->o.timeouts.reducer, "core::averaging::Timeouts::reducer")->capture_default_str();
-      sub.add_option("--barrier-timeout", a->o.barrier_timeout_s, "how long a round waits for missing peers")->capture_default_str();
+      sub.add_option("--sender-timeout", a->o.timeouts.max_sender, "upper bound of the peers' adaptive sender timeout")
+          ->check(CLI::PositiveNumber)->capture_default_str();
       sub.add_option("--deadline", a->o.deadline_s, "stop everything after this many seconds")->capture_default_str();
       sub.add_option("--out", a->o.out_dir, "output folder (default: out/<scenario>-live)");
       sub.add_flag("--trace", a->o.trace, "per-peer JSON-lines timelines");
@@ -67,8 +66,8 @@ const bool registered = register_command(
       sub.add_flag("--quiet", a->quiet, "no progress lines");
       return [a] {
         exec::LaunchOptions o = a->o;
-        if (!a->strategy.empty()) o.strategy = exec::parse_strategy(a->strategy);
-        if (!a->codec.empty()) o.precision = exec::parse_precision(a->codec);
+        if (!a->strategy.empty()) o.strategy = *core::parse_name(core::averaging::kStrategyNames, a->strategy);
+        if (!a->codec.empty()) o.precision = core::codec::parse_codec(a->codec);
         if (a->parameters) o.parameters = a->parameters;
         if (!a->kill.empty()) o.kill = parse_kill(a->kill, a->restart);
         if (o.emulate_links)

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "sim/moshpit_experiment.h"
+#include "sim/experiments/moshpit_experiment.h"
 
 namespace swarmlab::cli {
 namespace {

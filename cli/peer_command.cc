@@ -7,7 +7,7 @@
 #include "exec/live_scenario.h"
 #include "exec/peer_process.h"
 #include "scenarios/scenario_loader.h"
-#include "sim/averaging_experiment.h"
+#include "sim/scenario/peer_setup.h"
 
 namespace swarmlab::cli {
 namespace {
@@ -27,8 +27,8 @@ struct PeerArgs {
   bool client = false;
   std::uint64_t run_id = 0;
   double clock_origin = -1;
-  double startup_timeout = 30, barrier_timeout = 3, connect_timeout = 5, idle_timeout = 300;
-  double sender_timeout = 30, reducer_timeout = 60, round_timeout = 0;
+  double connect_timeout = 5, idle_timeout = 300;
+  double sender_timeout = 30, round_timeout = 0;
   bool no_pacing = false;
   double pace_all = 0;
   std::string die_at;
@@ -65,12 +65,12 @@ const bool registered = register_command(
       auto a = std::make_shared<PeerArgs>();
       sub.add_option("scenario", a->scenario, "scenario JSON file")->required();
       sub.add_option("--id", a->id, "this peer's index in the scenario")->required();
-      sub.add_option("--peers", a->peers, "ID=IP:PORT,... for every peer that accepts connections (a static list; v1 does not use the DHT)")->required();
+      sub.add_option("--peers", a->peers, "ID=IP:PORT,... for every peer that accepts connections (the transport's address book; coordination runs over the DHT)")->required();
       sub.add_option("--listen", a->listen, "bind here instead of this peer's --peers address");
-      sub.add_option("--strategy", a->strategy, "ar, ps or ours")->check(CLI::IsMember({"ar", "ps", "ours"}))->capture_default_str();
+      sub.add_option("--strategy", a->strategy, "ar, ps or ours")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)))->capture_default_str();
       sub.add_option("--rounds", a->rounds, "averaging rounds")->check(CLI::Range(1ull, 1000000ull))->capture_default_str();
       sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
-      sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember({"fp32", "fp16", "fp16-scaled", "uint8"}));
+      sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember(core::names_of(core::codec::kCodecNames)));
       sub.add_option("--scale", a->scale, "scenario rates are multiplied by this")->check(CLI::PositiveNumber)->capture_default_str();
       sub.add_option("--goodput", a->goodput, "announced bandwidth = scaled link rate × this")->check(CLI::Range(0.01, 1.0))->capture_default_str();
       sub.add_option("--announce-compute", a->compute, "announced samples/s (default: the scenario's)");
@@ -79,13 +79,10 @@ const bool registered = register_command(
       sub.add_flag("--client", a->client, "announce client mode (also implied by a missing --peers entry)");
       sub.add_option("--run-id", a->run_id, "run identity shared by the peers of one launch");
       sub.add_option("--clock-origin", a->clock_origin, "CLOCK_MONOTONIC seconds of the run's t = 0 (default: now)");
-      sub.add_option("--startup-timeout", a->startup_timeout, "first round: wait this long for all peers")->capture_default_str();
-      sub.add_option("--barrier-timeout", a->barrier_timeout, "later rounds: wait this long for missing peers")->capture_default_str();
       sub.add_option("--connect-timeout", a->connect_timeout, "TCP connect + handshake")->capture_default_str();
       sub.add_option("--idle-timeout", a->idle_timeout, "give up after this long without a round")->capture_default_str();
-      sub.add_option("--sender-timeout", a->sender_timeout, "core::averaging::Timeouts::sender")->capture_default_str();
-      sub.add_option("--reducer-timeout", a->reducer_timeout, "core::averaging::Timeouts::reducer")->capture_default_str();
-      sub.add_option("--round-timeout", a->round_timeout, "core::averaging::Timeouts::round (0: none)");
+      sub.add_option("--sender-timeout", a->sender_timeout, "upper bound of the adaptive sender timeout (core/training/round_timeouts.h)")->check(CLI::PositiveNumber)->capture_default_str();
+      sub.add_option("--round-timeout", a->round_timeout, "upper bound of the adaptive round timeout (0: none)")->check(CLI::NonNegativeNumber);
       sub.add_flag("--no-pacing", a->no_pacing, "ignore the plan's pacing (links that are not the scenario's)");
       sub.add_option("--pace-all", a->pace_all, "pace every connection at this many bits/s (testing)");
       sub.add_option("--die-at", a->die_at, "ROUND+SECONDS: SIGKILL itself that long into that round (fault injection)");
@@ -99,31 +96,27 @@ const bool registered = register_command(
         exec::LiveOverrides ov;
         ov.scale = a->scale;
         if (a->parameters) ov.parameters = a->parameters;
-        if (!a->codec.empty()) ov.precision = exec::parse_precision(a->codec);
-        const scenarios::Scenario live = exec::live_view(sc, ov);
+        if (!a->codec.empty()) ov.precision = core::codec::parse_codec(a->codec);
+        scenarios::Scenario live = exec::live_view(sc, ov);
+        live.averaging.strategy = *core::parse_name(core::averaging::kStrategyNames, a->strategy);
+        live.averaging.sender_timeout_s = a->sender_timeout;
+        if (a->round_timeout > 0) live.averaging.round_timeout_s = a->round_timeout;
 
         exec::PeerConfig c;
         c.id = a->id;
         c.name = sc.peers[a->id].name;
         c.addresses = parse_peers(a->peers, sc.peers.size());
         if (!a->listen.empty()) c.listen = exec::SocketAddress::parse(a->listen);
-        c.announce = exec::default_announce(live, a->id, a->goodput);
-        if (a->compute >= 0) c.announce.compute_sps = a->compute;
-        if (a->upload >= 0) c.announce.upload_bps = a->upload;
-        if (a->download >= 0) c.announce.download_bps = a->download;
-        c.announce.client_mode = c.announce.client_mode || a->client || !c.addresses[a->id];
-        c.strategy = exec::parse_strategy(a->strategy);
-        c.rounds = a->rounds;
+        c.peer = sim::averaging_peer_config(live, a->id, sim::TransportAssumptions{a->goodput});
+        c.peer.capacity = exec::live_capacity(live, a->id, a->goodput);
+        if (a->compute >= 0) c.peer.capacity.compute_sps = a->compute;
+        if (a->upload >= 0) c.peer.capacity.upload_bps = a->upload;
+        if (a->download >= 0) c.peer.capacity.download_bps = a->download;
+        c.peer.capacity.client_mode = c.peer.capacity.client_mode || a->client || !c.addresses[a->id];
+        c.coordination = sim::dht_coordinator_config(live, c.peer);
         c.parameters = live.workload.parameters;
-        c.codec = sim::codec_for(live.workload.wire_precision);
-        c.part_bytes = live.averaging.part_bytes;
-        c.target_batch = static_cast<double>(live.workload.target_batch);
+        c.rounds = a->rounds;
         c.seed = live.seed;
-        c.timeouts.sender = a->sender_timeout;
-        c.timeouts.reducer = a->reducer_timeout;
-        if (a->round_timeout > 0) c.timeouts.round = a->round_timeout;
-        c.startup_timeout_s = a->startup_timeout;
-        c.barrier_timeout_s = a->barrier_timeout;
         c.connect_timeout_s = a->connect_timeout;
         c.idle_timeout_s = a->idle_timeout;
         c.clock_origin = a->clock_origin;

@@ -7,7 +7,7 @@
 
 #include "cli/command.h"
 #include "scenarios/scenario_loader.h"
-#include "sim/averaging_experiment.h"
+#include "sim/experiments/averaging_experiment.h"
 
 namespace swarmlab::cli {
 namespace {

@@ -10,15 +10,16 @@
 #include "cli/command.h"
 #include "cli/progress.h"
 #include "scenarios/scenario_loader.h"
-#include "sim/averaging_experiment.h"
-#include "sim/backend.h"
-#include "sim/chrome_trace.h"
-#include "sim/dht_experiment.h"
+#include "sim/experiments/averaging_experiment.h"
+#include "sim/network/backend.h"
+#include "sim/binding/chrome_trace.h"
+#include "sim/experiments/dht_experiment.h"
 
 namespace swarmlab::cli {
 namespace {
 
 struct SimArgs {
+  std::string coordination = "oracle";
   std::string scenario;
   std::string out;
   std::string backend = "flow";
@@ -62,8 +63,13 @@ const bool registered = register_command(
       sub.add_option("--backend", args->backend, "network backend")
           ->check(CLI::IsMember(sim::available_backends()))
           ->capture_default_str();
-      sub.add_option("--strategy", args->strategy, "override the scenario's strategy")->check(CLI::IsMember({"ar", "ps", "ours"}));
+      sub.add_option("--strategy", args->strategy, "override the scenario's strategy")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)));
       sub.add_option("--rounds", args->rounds, "override the scenario's number of rounds")->check(CLI::Range(1u, 1000000u));
+      sub.add_option("--coordination", args->coordination,
+                     "how rounds form: oracle (instantly, the simulator's global view) or dht (progress records and "
+                     "matchmaking, as live peers do)")
+          ->check(CLI::IsMember(core::names_of(scenarios::kCoordinationNames)))
+          ->capture_default_str();
       sub.add_flag("--values", args->values, "carry real random vectors and check the averages (slower)");
       sub.add_flag("--quiet", args->quiet, "no progress bar");
       return [args] {
@@ -72,11 +78,10 @@ const bool registered = register_command(
         sim::AveragingRunConfig cfg;
         cfg.backend = args->backend;
         cfg.rounds = args->rounds ? args->rounds : sc.averaging.rounds;
-        cfg.strategy = sim::strategy_for(sc.averaging.strategy);
-        if (args->strategy == "ar") cfg.strategy = core::averaging::Strategy::AllReduce;
-        if (args->strategy == "ps") cfg.strategy = core::averaging::Strategy::ParameterServer;
-        if (args->strategy == "ours") cfg.strategy = core::averaging::Strategy::Planned;
+        cfg.strategy = args->strategy.empty() ? sc.averaging.strategy
+                                              : *core::parse_name(core::averaging::kStrategyNames, args->strategy);
         cfg.carry_values = args->values;
+        cfg.coordination = *core::parse_name(scenarios::kCoordinationNames, args->coordination);
         sim::ChromeTrace trace;
         cfg.trace = &trace;
         Progress progress("sim " + sc.name, args->quiet);

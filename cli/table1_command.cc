@@ -5,7 +5,7 @@
 #include "cli/command.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
-#include "sim/backend.h"
+#include "sim/network/backend.h"
 
 namespace swarmlab::cli {
 namespace {

@@ -26,10 +26,10 @@ const bool registered = register_command(
       sub.add_option("scenario", a->o.scenario_path, "scenario JSON file")->required();
       sub.add_flag("--emulate-links", a->o.emulate_links, "run live behind emulated links (needs root)");
       sub.add_option("--scale", a->o.scale, "multiply every link rate by this, in both the simulation and the live run")->check(CLI::PositiveNumber)->capture_default_str();
-      sub.add_option("--strategies", a->strategies, "subset of ar,ps,ours (default: all)")->delimiter(',')->check(CLI::IsMember({"ar", "ps", "ours"}));
+      sub.add_option("--strategies", a->strategies, "subset of ar,ps,ours (default: all)")->delimiter(',')->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)));
       sub.add_option("--rounds", a->o.rounds, "live rounds per strategy (the first is a warm-up)")->check(CLI::Range(1ull, 1000ull))->capture_default_str();
       sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
-      sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember({"fp32", "fp16", "fp16-scaled", "uint8"}));
+      sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember(core::names_of(core::codec::kCodecNames)));
       sub.add_option("--goodput", a->o.goodput, "transport goodput used for the prediction and the plan (default: the measured constant)");
       sub.add_option("--congestion", a->o.congestion_control, "TCP congestion control of the live runs ('' for the system's)")->capture_default_str();
       sub.add_flag("--calibrate", a->o.calibrate, "first measure this transport's goodput over one emulated link and predict with it");
@@ -40,9 +40,9 @@ const bool registered = register_command(
         exec::ValidateOptions o = a->o;
         if (!a->strategies.empty()) {
           o.strategies.clear();
-          for (const auto& s : a->strategies) o.strategies.push_back(exec::parse_strategy(s));
+          for (const auto& s : a->strategies) o.strategies.push_back(*core::parse_name(core::averaging::kStrategyNames, s));
         }
-        if (!a->codec.empty()) o.precision = exec::parse_precision(a->codec);
+        if (!a->codec.empty()) o.precision = core::codec::parse_codec(a->codec);
         if (a->parameters) o.parameters = a->parameters;
         if (o.emulate_links)
           if (const std::string why = exec::LinkEmulator::unavailable_reason(); !why.empty()) {

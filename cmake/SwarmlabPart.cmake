@@ -11,7 +11,7 @@ set(SWARMLAB_CHECK_INCLUDES ${CMAKE_CURRENT_LIST_DIR}/check_includes.cmake)
 function(swarmlab_part part)
   cmake_parse_arguments(P "" "" "SEES;LINK;EXCLUDE" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${part}/*.cc)
-  # Subfolders built as libraries of their own (e.g. sim/ns3, compiled as C++17).
+  # Subfolders built as libraries of their own (e.g. sim/network/ns3, compiled as C++17).
   foreach(sub ${P_EXCLUDE})
     list(FILTER sources EXCLUDE REGEX "^${CMAKE_SOURCE_DIR}/${part}/${sub}/")
   endforeach()

@@ -31,27 +31,10 @@
 
 #include "core/message.h"
 #include "core/rng.h"
+#include "core/service.h"
+#include "core/types.h"
 
 namespace swarmlab::core {
-
-// Seconds since the start of the run (simulator) or of the process (live mode).
-using Seconds = double;
-
-// Index of a peer within a collaboration. Stable for the lifetime of the run.
-using PeerId = std::uint32_t;
-
-// Handle of a pending timer or compute job; 0 is never a valid handle.
-using TimerHandle = std::uint64_t;
-
-// What a peer's protocol logic receives from the world.
-class MessageSink {
- public:
-  virtual ~MessageSink() = default;
-  // A message from `from`, delivered whole and in order with respect to earlier messages from it.
-  virtual void on_message(PeerId from, Message message) = 0;
-  // The connection to `peer` broke; messages queued to it are lost. Not called for timeouts.
-  virtual void on_link_failure(PeerId peer) = 0;
-};
 
 class Environment {
  public:
@@ -71,8 +54,9 @@ class Environment {
   // Limits the rate of this peer's connection to `to` (bits/s; 0 = no limit), as Linux's
   // SO_MAX_PACING_RATE does. Protocols use it to impose a planned rate split across connections.
   virtual void set_pacing(PeerId to, double bits_per_s) = 0;
-  // Where this peer's incoming messages and link failures go. Set before the first send.
-  virtual void set_sink(MessageSink* sink) = 0;
+  // Where this peer's incoming messages and link failures go (usually its ServiceMux). Set before
+  // the first send; nullptr drops everything (the peer is shutting down).
+  virtual void set_sink(Service* sink) = 0;
 
   // Processes `samples` training samples and calls `done` when finished. Returns a handle that
   // cancel() accepts. The duration is samples / this peer's compute speed in the simulator.

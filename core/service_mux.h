@@ -1,44 +1,61 @@
 #pragma once
-// Routes a peer's incoming messages to the service named by their first byte, and link failures
-// to every service. Messages for unknown services, or empty ones, are counted and dropped.
+// Routes a peer's incoming messages to the service named by their first byte (core/service_ids.h),
+// and link failures to every service, in the order they were added. Messages for unknown services,
+// or empty ones, are counted and dropped. Given a clock, it also remembers when anything last
+// arrived from each peer: a peer that keeps talking is alive, however late its answers are.
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
-#include "core/env.h"
+#include "core/service.h"
 #include "core/service_ids.h"
 
 namespace swarmlab::core {
 
-class ServiceMux final : public MessageSink {
+class ServiceMux final : public Service {
  public:
-  using MessageHandler = std::function<void(PeerId from, Message message)>;
-  using FailureHandler = std::function<void(PeerId peer)>;
+  explicit ServiceMux(std::function<Seconds()> clock = nullptr) : clock_(std::move(clock)) {}
 
-  void add(Service service, MessageHandler on_message, FailureHandler on_failure = nullptr) {
-    const auto i = static_cast<std::uint8_t>(service);
-    handlers_[i] = std::move(on_message);
-    if (on_failure) failure_handlers_.push_back(std::move(on_failure));
+  // `service` must outlive the mux (or be removed from the environment first). One service per id.
+  void add(ServiceId id, Service& service) {
+    auto& slot = routes_[static_cast<std::uint8_t>(id)];
+    if (slot) throw std::logic_error("service mux: id already taken");
+    slot = &service;
+    for (Service* s : services_)
+      if (s == &service) return;
+    services_.push_back(&service);
   }
 
-  void on_message(PeerId from, Message message) override {
-    if (message.bytes.empty() || !handlers_[message.bytes[0]]) {
+  void handle(PeerId from, const Message& message) override {
+    if (clock_) last_heard_[from] = clock_();
+    Service* s = message.bytes.empty() ? nullptr : routes_[message.bytes[0]];
+    if (!s) {
       ++dropped_;
       return;
     }
-    handlers_[message.bytes[0]](from, std::move(message));
+    s->handle(from, message);
   }
   void on_link_failure(PeerId peer) override {
-    for (auto& f : failure_handlers_) f(peer);
+    for (Service* s : services_) s->on_link_failure(peer);
   }
 
   std::uint64_t dropped() const { return dropped_; }
+  // When a message last arrived from `peer`; -infinity if never (or without a clock).
+  Seconds last_heard(PeerId peer) const {
+    const auto it = last_heard_.find(peer);
+    return it == last_heard_.end() ? -std::numeric_limits<double>::infinity() : it->second;
+  }
 
  private:
-  std::array<MessageHandler, 256> handlers_{};
-  std::vector<FailureHandler> failure_handlers_;
+  std::array<Service*, 256> routes_{};
+  std::vector<Service*> services_;  // each once, in the order added
   std::uint64_t dropped_ = 0;
+  std::function<Seconds()> clock_;
+  std::unordered_map<PeerId, Seconds> last_heard_;
 };
 
 }  // namespace swarmlab::core

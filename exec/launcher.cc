@@ -34,24 +34,6 @@ namespace {
 
 constexpr std::uint16_t kEmulatedPort = 7000;
 
-std::string strategy_flag(core::averaging::Strategy s) {
-  switch (s) {
-    case core::averaging::Strategy::AllReduce: return "ar";
-    case core::averaging::Strategy::ParameterServer: return "ps";
-    case core::averaging::Strategy::Planned: return "ours";
-  }
-  return "ours";
-}
-
-core::averaging::Strategy scenario_strategy(scenarios::AveragingStrategy s) {
-  switch (s) {
-    case scenarios::AveragingStrategy::AllReduce: return core::averaging::Strategy::AllReduce;
-    case scenarios::AveragingStrategy::ParameterServer: return core::averaging::Strategy::ParameterServer;
-    case scenarios::AveragingStrategy::Planner: return core::averaging::Strategy::Planned;
-  }
-  return core::averaging::Strategy::Planned;
-}
-
 std::string number(double v) {
   std::ostringstream s;
   s.precision(17);
@@ -217,7 +199,7 @@ void collect(LaunchResult& result, const std::vector<std::string>& out_paths, st
   }
   for (auto& [r, lr] : by_round) {
     lr.duration_s = lr.end_s - lr.start_s;
-    // After a drop there is no exact average to match (SPEC §2.4 failure semantics).
+    // After a drop there is no exact average to match (docs/dedloc.md §4 failure semantics).
     if (lr.dropped_any) lr.values_ok = true;
     if (r < rounds) result.rounds.push_back(lr);
   }
@@ -238,13 +220,12 @@ LaunchResult launch(const LaunchOptions& o) {
   const scenarios::Scenario sc = scenarios::load_scenario(o.scenario_path);
   const std::size_t n = sc.peers.size();
   if (o.kill && o.kill->peer >= n) throw std::invalid_argument("--kill: the scenario has no peer " + std::to_string(o.kill->peer));
-  if (o.kill && o.kill->peer == 0) throw std::invalid_argument("--kill: peer 0 coordinates the rounds and cannot be killed in v1");
   const double goodput = o.goodput > 0 ? o.goodput : kLiveGoodputFraction;
-  const core::averaging::Strategy strategy = o.strategy.value_or(scenario_strategy(sc.averaging.strategy));
+  const core::averaging::Strategy strategy = o.strategy.value_or(sc.averaging.strategy);
 
   LaunchResult result;
   result.scenario = sc.name;
-  result.strategy = std::string(core::averaging::name(strategy));
+  result.strategy = std::string(core::averaging::label(strategy));
   result.scale = o.scale;
   result.goodput = goodput;
   result.emulated_links = o.emulate_links;
@@ -285,7 +266,7 @@ LaunchResult launch(const LaunchOptions& o) {
   const scenarios::Scenario live =
       live_view(sc, LiveOverrides{o.scale, o.parameters, o.precision, !result.latency_emulated});
   result.parameters = live.workload.parameters;
-  result.codec = std::string(scenarios::to_string(live.workload.wire_precision));
+  result.codec = std::string(core::codec::name(live.workload.wire_precision));
 
   std::string peer_list;
   for (std::size_t i = 0; i < n; ++i)
@@ -306,14 +287,12 @@ LaunchResult launch(const LaunchOptions& o) {
     SpawnPlan p;
     p.executable = executable;
     p.argv = {executable, "peer", abs_scenario, "--id", std::to_string(i), "--peers", peer_list,
-              "--strategy", strategy_flag(strategy), "--rounds", std::to_string(o.rounds),
+              "--strategy", std::string(core::averaging::name(strategy)), "--rounds", std::to_string(o.rounds),
               "--scale", number(o.scale), "--goodput", number(goodput),
               "--parameters", std::to_string(live.workload.parameters), "--codec", result.codec,
               "--run-id", std::to_string(run_id), "--clock-origin", number(origin),
-              "--startup-timeout", number(o.startup_timeout_s), "--barrier-timeout", number(o.barrier_timeout_s),
-              "--connect-timeout", number(o.connect_timeout_s),
-              "--sender-timeout", number(o.timeouts.sender), "--reducer-timeout", number(o.timeouts.reducer)};
-    if (std::isfinite(o.timeouts.round)) p.argv.insert(p.argv.end(), {"--round-timeout", number(o.timeouts.round)});
+              "--connect-timeout", number(o.connect_timeout_s), "--sender-timeout", number(o.timeouts.max_sender)};
+    if (std::isfinite(o.timeouts.max_round)) p.argv.insert(p.argv.end(), {"--round-timeout", number(o.timeouts.max_round)});
     if (!result.pacing) p.argv.push_back("--no-pacing");
     if (o.pace_all_bps > 0) p.argv.insert(p.argv.end(), {"--pace-all", number(o.pace_all_bps)});
     if (o.kill && o.kill->peer == i && incarnation == 0)

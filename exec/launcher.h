@@ -16,8 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "core/averaging/butterfly_round.h"
-#include "core/averaging/role_assignment.h"
+#include "core/averaging/strategy.h"
+#include "core/codec/codec.h"
+#include "core/training/round_timeouts.h"
 #include "scenarios/scenario.h"
 
 namespace swarmlab::exec {
@@ -34,15 +35,13 @@ struct LaunchOptions {
   std::optional<core::averaging::Strategy> strategy;       // default: the scenario's
   std::uint64_t rounds = 3;
   std::optional<std::uint64_t> parameters;                 // default: the scenario's
-  std::optional<scenarios::WirePrecision> precision;       // default: the scenario's
+  std::optional<core::codec::Codec> precision;             // default: the scenario's
   bool emulate_links = false;
   double scale = 1;
   double goodput = -1;                                     // < 0: kLiveGoodputFraction
   std::optional<bool> pacing;                              // default: on iff emulate_links
   double pace_all_bps = 0;                                 // test knob (PeerConfig::pace_all_bps)
-  core::averaging::Timeouts timeouts;
-  double startup_timeout_s = 60;
-  double barrier_timeout_s = 3;
+  core::training::RoundTimeoutBounds timeouts;             // bounds of the peers' adaptive timeouts
   double connect_timeout_s = 5;
   double deadline_s = 900;                                 // the whole run; then everything is killed
   std::optional<KillSpec> kill;

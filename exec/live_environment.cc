@@ -25,7 +25,7 @@ LiveEnvironment::LiveEnvironment(EventLoop& loop, TcpTransport::Options transpor
       transport_(
           loop, std::move(transport),
           [this](core::PeerId from, core::Message m) {
-            if (sink_) sink_->on_message(from, std::move(m));
+            if (sink_) sink_->handle(from, m);
           },
           [this](core::PeerId peer) {
             if (sink_) sink_->on_link_failure(peer);

@@ -44,7 +44,7 @@ class LiveEnvironment final : public core::Environment {
   void cancel(core::TimerHandle handle) override;
   void send(core::PeerId to, core::Message message) override;
   void set_pacing(core::PeerId to, double bits_per_s) override;
-  void set_sink(core::MessageSink* sink) override { sink_ = sink; }
+  void set_sink(core::Service* sink) override { sink_ = sink; }
   core::TimerHandle compute(std::uint64_t samples, std::function<void()> done) override;
   core::Rng& rng() override { return rng_; }
   void trace(std::string_view category, std::string_view name, core::Seconds start, core::Seconds end) override;
@@ -61,7 +61,7 @@ class LiveEnvironment final : public core::Environment {
   TcpTransport transport_;
   ComputeWorker worker_;
   core::Rng rng_;
-  core::MessageSink* sink_ = nullptr;
+  core::Service* sink_ = nullptr;
   std::unique_ptr<std::ofstream> trace_;
   std::uint64_t pacing_calls_ = 0;
 };

@@ -23,28 +23,10 @@ scenarios::Scenario live_view(const scenarios::Scenario& scenario, const LiveOve
   return s;
 }
 
-Announce default_announce(const scenarios::Scenario& live, core::PeerId peer, double goodput) {
+core::planner::PeerCapacity live_capacity(const scenarios::Scenario& live, core::PeerId peer, double goodput) {
   const scenarios::PeerSpec& p = live.peers.at(peer);
-  Announce a;
-  a.compute_sps = p.compute_sps;
-  a.download_bps = p.download_bps * goodput;
-  a.upload_bps = p.upload_bps * goodput;
-  a.client_mode = p.reachability == scenarios::Reachability::Client;
-  return a;
-}
-
-scenarios::WirePrecision parse_precision(std::string_view name) {
-  for (auto p : {scenarios::WirePrecision::Fp32, scenarios::WirePrecision::Fp16, scenarios::WirePrecision::Fp16Scaled,
-                 scenarios::WirePrecision::Uint8})
-    if (scenarios::to_string(p) == name) return p;
-  throw std::invalid_argument("unknown wire precision \"" + std::string(name) + "\" (fp32, fp16, fp16-scaled, uint8)");
-}
-
-core::averaging::Strategy parse_strategy(std::string_view name) {
-  if (name == "ar") return core::averaging::Strategy::AllReduce;
-  if (name == "ps") return core::averaging::Strategy::ParameterServer;
-  if (name == "ours") return core::averaging::Strategy::Planned;
-  throw std::invalid_argument("unknown strategy \"" + std::string(name) + "\" (ar, ps, ours)");
+  return {p.compute_sps, p.download_bps * goodput, p.upload_bps * goodput,
+          p.reachability == scenarios::Reachability::Client};
 }
 
 std::uint64_t network_id(const scenarios::Scenario& scenario, std::uint64_t run_id) {

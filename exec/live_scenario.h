@@ -10,9 +10,9 @@
 #include <optional>
 #include <string_view>
 
-#include "core/averaging/role_assignment.h"
+#include "core/codec/codec.h"
 #include "core/env.h"
-#include "exec/round_messages.h"
+#include "core/planner/planner.h"
 #include "scenarios/scenario.h"
 
 namespace swarmlab::exec {
@@ -29,21 +29,16 @@ inline constexpr double kLiveGoodputFraction = 0.90;
 struct LiveOverrides {
   double scale = 1;
   std::optional<std::uint64_t> parameters;
-  std::optional<scenarios::WirePrecision> precision;
+  std::optional<core::codec::Codec> precision;
   bool zero_latency = false;
 };
 
 // Throws std::invalid_argument for a non-positive scale or zero parameters.
 scenarios::Scenario live_view(const scenarios::Scenario& scenario, const LiveOverrides& overrides);
 
-// A peer's role inputs as announced in a live run: its compute, and its access link as the planner
-// should see it (nominal rate of the live view × goodput).
-Announce default_announce(const scenarios::Scenario& live, core::PeerId peer, double goodput);
-
-// "fp32", "fp16", "fp16-scaled", "uint8" (as in scenario files); throws std::invalid_argument.
-scenarios::WirePrecision parse_precision(std::string_view name);
-// "ar", "ps", "ours"; throws std::invalid_argument.
-core::averaging::Strategy parse_strategy(std::string_view name);
+// A peer's capacity as it announces it in a live run: its compute, and its access link as the
+// planner should see it (nominal rate of the live view × goodput).
+core::planner::PeerCapacity live_capacity(const scenarios::Scenario& live, core::PeerId peer, double goodput);
 
 // The handshake's run identity: the scenario and a per-launch number.
 std::uint64_t network_id(const scenarios::Scenario& scenario, std::uint64_t run_id);

@@ -7,7 +7,7 @@
 #include "exec/goodput_probe.h"
 #include "exec/live_scenario.h"
 #include "scenarios/scenario_loader.h"
-#include "sim/averaging_experiment.h"
+#include "sim/experiments/averaging_experiment.h"
 
 namespace swarmlab::exec {
 
@@ -34,7 +34,7 @@ ValidateResult validate(const ValidateOptions& o) {
   }
   const std::string out = o.out_dir.empty() ? "out/" + sc.name + "-validate" : o.out_dir;
   for (const auto strategy : o.strategies) {
-    const std::string name(core::averaging::name(strategy));
+    const std::string name(core::averaging::label(strategy));
     LaunchOptions lo;
     lo.scenario_path = o.scenario_path;
     lo.strategy = strategy;

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/averaging/role_assignment.h"
+#include "core/averaging/strategy.h"
+#include "core/codec/codec.h"
 #include "exec/launcher.h"
 
 namespace swarmlab::exec {
@@ -28,7 +29,7 @@ struct ValidateOptions {
   bool calibrate = false;
   std::uint64_t rounds = 3;  // live rounds per strategy; the first is a warm-up (LaunchResult::mean_round_s)
   std::optional<std::uint64_t> parameters;
-  std::optional<scenarios::WirePrecision> precision;
+  std::optional<core::codec::Codec> precision;
   std::string out_dir;       // default: out/<scenario>-validate
   std::string executable;    // default: this executable
   double deadline_s = 900;   // per live run

@@ -2,27 +2,6 @@
 
 namespace swarmlab::scenarios {
 
-std::string_view to_string(Reachability r) { return r == Reachability::Public ? "public" : "client"; }
-
-std::string_view to_string(WirePrecision p) {
-  switch (p) {
-    case WirePrecision::Fp32: return "fp32";
-    case WirePrecision::Fp16: return "fp16";
-    case WirePrecision::Fp16Scaled: return "fp16-scaled";
-    case WirePrecision::Uint8: return "uint8";
-  }
-  return "?";
-}
-
-std::string_view to_string(AveragingStrategy s) {
-  switch (s) {
-    case AveragingStrategy::AllReduce: return "ar";
-    case AveragingStrategy::ParameterServer: return "ps";
-    case AveragingStrategy::Planner: return "ours";
-  }
-  return "?";
-}
-
 std::optional<std::size_t> Scenario::find_peer(std::string_view name) const {
   for (std::size_t i = 0; i < peers.size(); ++i)
     if (peers[i].name == name) return i;

@@ -17,22 +17,19 @@
 #include <utility>
 #include <vector>
 
+#include "core/averaging/strategy.h"
+#include "core/codec/codec.h"
+#include "core/names.h"
+#include "core/training/mode.h"
 #include "traces/bandwidth_trace.h"
 #include "traces/churn_trace.h"
 
 namespace swarmlab::scenarios {
 
 // Client = behind NAT or a firewall: accepts no incoming connections, so it never aggregates.
-enum class Reachability { Public, Client };  // "public", "client"
-// Gradient encoding on the wire (SPEC §2.4).
-enum class WirePrecision { Fp32, Fp16, Fp16Scaled, Uint8 };  // "fp32", "fp16", "fp16-scaled", "uint8"
-// How gradients are averaged: butterfly all-reduce with equal shares, a parameter server, or the
-// LP planner's shares (SPEC §2.2, Table 1's AR / PS / Ours).
-enum class AveragingStrategy { AllReduce, ParameterServer, Planner };  // "ar", "ps", "ours"
-
-std::string_view to_string(Reachability r);
-std::string_view to_string(WirePrecision p);
-std::string_view to_string(AveragingStrategy s);
+enum class Reachability { Public, Client };
+inline constexpr core::Named<Reachability> kReachabilityNames[] = {{Reachability::Public, "public"},
+                                                                   {Reachability::Client, "client"}};
 
 struct PeerSpec {
   std::string name;        // unique; a group {"name":"gpu","count":8,...} expands to gpu-0..gpu-7
@@ -56,12 +53,12 @@ struct PairCap {
 struct Workload {
   std::string model;             // e.g. "resnet50"
   std::uint64_t parameters = 0;  // gradient elements averaged per step
-  WirePrecision wire_precision = WirePrecision::Fp16;
+  core::codec::Codec wire_precision = core::codec::Codec::Fp16;  // gradient encoding on the wire
   std::uint64_t target_batch = 0;  // samples per optimizer step (the global batch B)
 };
 
 struct AveragingSpec {
-  AveragingStrategy strategy = AveragingStrategy::Planner;
+  core::averaging::Strategy strategy = core::averaging::Strategy::Planned;
   std::uint32_t rounds = 1;            // averaging rounds a measurement runs (Table 1: 100)
   std::uint64_t part_bytes = 524288;   // streamed part size after compression (512 KiB)
   std::optional<std::size_t> ps_peer;  // index of the parameter server (public peer), if fixed
@@ -83,22 +80,21 @@ struct FailureSpec {
   bool silent = false;
 };
 
-// How the collaboration trains (SPEC §2.1, §5); read by sim/training_experiment.h.
-// DeDLOC: peers accumulate towards the global batch, then average and step (with or without delayed
-// parameter updates). DiLoCo: every worker runs `local_steps` steps of `local_batch` samples, then
-// the pseudo-gradients are averaged and the outer step applied.
-enum class TrainingMode { Dedloc, Diloco };  // "dedloc", "diloco"
-inline std::string_view to_string(TrainingMode m) { return m == TrainingMode::Dedloc ? "dedloc" : "diloco"; }
+// How peers learn the collaboration's progress and form averaging groups. Both drive the same
+// peer (core/training/collaborative_peer.h). Dht: every peer publishes and reads progress records
+// in the DHT and finds its group by leader/follower matchmaking. Oracle (simulator only): counts
+// samples with zero staleness and forms groups instantly (sim/binding/oracle.h).
+enum class Coordination { Oracle, Dht };
+inline constexpr core::Named<Coordination> kCoordinationNames[] = {{Coordination::Oracle, "oracle"},
+                                                                   {Coordination::Dht, "dht"}};
 
-// Who decides when a step begins. Dht: every peer on its own, from progress records in the DHT and
-// leader/follower matchmaking (core/training/collaborative_peer.h). Exact: the simulator counts the
-// collaboration's samples with no delay and forms one group (fast; see sim/training_experiment.h).
-enum class Coordination { Exact, Dht };  // "exact", "dht"
-inline std::string_view to_string(Coordination c) { return c == Coordination::Exact ? "exact" : "dht"; }
-
+// How the collaboration trains (docs/dedloc.md §1, docs/opendiloco.md §1). DeDLOC: peers accumulate
+// towards the global batch, then average and step (with or without delayed parameter updates).
+// DiLoCo: every worker runs `local_steps` steps of `local_batch` samples, then the pseudo-gradients
+// are averaged and the outer step applied.
 struct TrainingSpec {
-  TrainingMode mode = TrainingMode::Dedloc;
-  Coordination coordination = Coordination::Exact;
+  core::training::Mode mode = core::training::Mode::Dedloc;
+  Coordination coordination = Coordination::Oracle;
   bool dpu = false;                    // delayed parameter updates (DeDLOC only)
   std::uint64_t micro_batch = 16;      // samples per env.compute() call
   double duration_s = 48 * 3600.0;     // simulated wall time of a run

@@ -199,17 +199,17 @@ std::uint64_t get_uint(const Loader& L, const json& v, const std::string& path, 
   return out;
 }
 
-template <typename E>
-E get_enum(const Loader& L, const json& v, const std::string& path,
-           std::initializer_list<std::pair<std::string_view, E>> choices) {
-  std::string names;
-  for (const auto& [name, value] : choices)
-    names += (names.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+template <typename E, std::size_t N>
+E get_enum(const Loader& L, const json& v, const std::string& path, const core::Named<E> (&choices)[N]) {
   if (v.is_string())
-    for (const auto& [name, value] : choices)
-      if (v.get_ref<const std::string&>() == name) return value;
+    if (const auto value = core::parse_name(choices, v.get_ref<const std::string&>())) return *value;
+  std::string names;
+  for (const auto& c : choices) names += (names.empty() ? "\"" : ", \"") + std::string(c.name) + "\"";
   L.fail(path, "expected one of " + names + ", got " + describe(v));
 }
+
+// How an injected failure leaves: false = crash, true = silent.
+constexpr core::Named<bool> kDepartureNames[] = {{false, "crash"}, {true, "silent"}};
 
 // A peer name (traces/text.h's rule).
 std::string get_peer_name(const Loader& L, const json& v, const std::string& path) {
@@ -269,11 +269,7 @@ void load_workload(Loader& L, const json& v, const std::string& path) {
   w.parameters = get_uint(L, f.require("parameters", "the number of parameters (a positive integer)"),
                           f.path("parameters"), 1, UINT64_MAX, "a positive number of parameters");
   if (const json* p = f.find("wire_precision"))
-    w.wire_precision = get_enum<WirePrecision>(L, *p, f.path("wire_precision"),
-                                               {{"fp32", WirePrecision::Fp32},
-                                                {"fp16", WirePrecision::Fp16},
-                                                {"fp16-scaled", WirePrecision::Fp16Scaled},
-                                                {"uint8", WirePrecision::Uint8}});
+    w.wire_precision = get_enum(L, *p, f.path("wire_precision"), core::codec::kCodecNames);
   w.target_batch = get_uint(L, f.require("target_batch", "samples per optimizer step (a positive integer)"),
                             f.path("target_batch"), 1, UINT64_MAX, "a positive number of samples per step");
 }
@@ -322,8 +318,7 @@ void load_peer_entry(Loader& L, const json& v, const std::string& path) {
   if (const json* lat = f.find("latency_ms"))
     spec.latency_s = get_duration(L, *lat, f.path("latency_ms"), 1e-3, "milliseconds");
   if (const json* r = f.find("reachability"))
-    spec.reachability = get_enum<Reachability>(
-        L, *r, f.path("reachability"), {{"public", Reachability::Public}, {"client", Reachability::Client}});
+    spec.reachability = get_enum(L, *r, f.path("reachability"), kReachabilityNames);
   if (const json* j = f.find("join_s")) spec.join_s = get_duration(L, *j, f.path("join_s"), 1, "seconds");
   if (const json* l = f.find("leave_s")) spec.leave_s = get_duration(L, *l, f.path("leave_s"), 1, "seconds");
   if (spec.join_s && spec.leave_s && *spec.leave_s <= *spec.join_s)
@@ -426,10 +421,7 @@ void load_averaging(Loader& L, const json& v, const std::string& path) {
                   "reducer_timeout_s", "round_timeout_s"});
   AveragingSpec& a = L.sc.averaging;
   if (const json* s = f.find("strategy"))
-    a.strategy = get_enum<AveragingStrategy>(L, *s, f.path("strategy"),
-                                             {{"ar", AveragingStrategy::AllReduce},
-                                              {"ps", AveragingStrategy::ParameterServer},
-                                              {"ours", AveragingStrategy::Planner}});
+    a.strategy = get_enum(L, *s, f.path("strategy"), core::averaging::kStrategyNames);
   if (const json* r = f.find("rounds"))
     a.rounds = static_cast<std::uint32_t>(
         get_uint(L, *r, f.path("rounds"), 1, UINT32_MAX, "a positive number of rounds"));
@@ -509,7 +501,7 @@ void load_failures(Loader& L, const json& v, const std::string& path) {
       spec.at_s = get_duration(L, *at, f.path("at_s"), 1, "seconds");
     }
     if (const json* h = f.find("how"))
-      spec.silent = get_enum<bool>(L, *h, f.path("how"), {{"crash", false}, {"silent", true}});
+      spec.silent = get_enum(L, *h, f.path("how"), kDepartureNames);
     L.sc.failures.push_back(spec);
   }
 }
@@ -522,9 +514,9 @@ void load_training(Loader& L, const json& v, const std::string& path) {
                   "local_steps", "local_batch", "metrics_interval_s"});
   TrainingSpec& t = L.sc.training;
   if (const json* m = f.find("mode"))
-    t.mode = get_enum<TrainingMode>(L, *m, f.path("mode"), {{"dedloc", TrainingMode::Dedloc}, {"diloco", TrainingMode::Diloco}});
+    t.mode = get_enum(L, *m, f.path("mode"), core::training::kModeNames);
   if (const json* c = f.find("coordination"))
-    t.coordination = get_enum<Coordination>(L, *c, f.path("coordination"), {{"exact", Coordination::Exact}, {"dht", Coordination::Dht}});
+    t.coordination = get_enum(L, *c, f.path("coordination"), kCoordinationNames);
   if (const json* d = f.find("dpu")) t.dpu = get_bool(L, *d, f.path("dpu"));
   if (const json* m = f.find("micro_batch"))
     t.micro_batch = get_uint(L, *m, f.path("micro_batch"), 1, UINT32_MAX, "a positive number of samples");
@@ -544,9 +536,7 @@ void load_training(Loader& L, const json& v, const std::string& path) {
     t.metrics_interval_s = get_duration(L, *i, f.path("metrics_interval_s"), 1, "seconds");
     if (!(t.metrics_interval_s > 0)) L.fail(f.path("metrics_interval_s"), "expected a positive interval");
   }
-  if (t.mode == TrainingMode::Diloco && t.coordination == Coordination::Dht)
-    L.fail(f.path("coordination"), "\"exact\": the DiLoCo schedule is coordinated by the simulator only");
-  if (t.mode == TrainingMode::Diloco && t.local_batch == 0)
+  if (t.mode == core::training::Mode::Diloco && t.local_batch == 0)
     L.fail(f.path("local_batch"), "missing required field: DiLoCo needs samples per local step (local_batch)");
 }
 

@@ -9,12 +9,13 @@
 #include <set>
 #include <span>
 
+#include "core/averaging/averager.h"
 #include "core/averaging/butterfly_round.h"
 #include "core/env.h"
 
 namespace swarmlab::core::averaging {
 
-class AveragingService {
+class AveragingService final : public Averager {
  public:
   // Messages held for rounds this peer has not started yet; the oldest are dropped beyond this.
   static constexpr std::size_t kMaxEarlyMessages = 1 << 16;
@@ -22,10 +23,10 @@ class AveragingService {
   explicit AveragingService(Environment& env) : env_(env) {}
 
   // Starts this peer's side of a round (see ButterflyRound for `values`). `done` runs once.
-  void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done);
+  void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done) override;
 
-  void handle(PeerId from, const Message& message);
-  void on_link_failure(PeerId peer);
+  void handle(PeerId from, const Message& message) override;
+  void on_link_failure(PeerId peer) override;
 
   std::uint64_t malformed_messages() const { return malformed_; }
   std::uint64_t dropped_messages() const { return dropped_; }

@@ -16,7 +16,7 @@ Message encode_part(const PartHeader& h, std::span<const float> values, bool vir
   const std::size_t payload = codec::encoded_size(h.codec, h.elements);
   m.bytes.reserve(32 + (virtual_payload ? 0 : payload));
   Writer w(m.bytes);
-  w.u8(static_cast<std::uint8_t>(Service::Averaging));
+  w.u8(static_cast<std::uint8_t>(ServiceId::Averaging));
   w.u8(static_cast<std::uint8_t>(h.kind));
   w.u64(h.round_id);
   w.u32(h.part);
@@ -35,7 +35,7 @@ Message encode_part(const PartHeader& h, std::span<const float> values, bool vir
 
 DecodedPart decode_part(const Message& message) {
   Reader r(message.bytes);
-  if (r.u8() != static_cast<std::uint8_t>(Service::Averaging)) throw DecodeError("not an averaging message");
+  if (r.u8() != static_cast<std::uint8_t>(ServiceId::Averaging)) throw DecodeError("not an averaging message");
   DecodedPart d;
   const std::uint8_t kind = r.u8();
   if (kind != 1 && kind != 2) throw DecodeError("unknown averaging message kind " + std::to_string(kind));

@@ -1,18 +1,10 @@
 #include "core/averaging/role_assignment.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace swarmlab::core::averaging {
-
-std::string_view name(Strategy s) {
-  switch (s) {
-    case Strategy::AllReduce: return "AR";
-    case Strategy::ParameterServer: return "PS";
-    case Strategy::Planned: return "Ours";
-  }
-  return "?";
-}
 
 RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& input, std::optional<std::size_t> server) {
   const auto& peers = input.peers;
@@ -130,6 +122,26 @@ RoundPlan make_round_plan(std::uint64_t round_id, const RoleAssignment& roles, s
   }
   plan.validate();
   return plan;
+}
+
+double predicted_round_seconds(const RoleAssignment& roles, const planner::PlannerInput& input, std::uint64_t length,
+                               codec::Codec codec) {
+  const double bits = 8.0 * static_cast<double>(codec::encoded_size(codec, length));
+  double senders = 0;
+  for (double w : roles.weights) senders += w > 0 ? 1 : 0;
+  double worst = 0;
+  for (std::size_t i = 0; i < input.peers.size() && i < roles.fractions.size(); ++i) {
+    const bool sends = roles.weights[i] > 0;
+    const double f = roles.fractions[i];
+    // Symmetric: what a member uploads (its vector to others, averages of its span back) equals
+    // what it downloads (others' parts of its span, averages of their spans).
+    const double volume = (sends ? (1 - f) * bits : 0) + f * bits * (senders - (sends ? 1 : 0));
+    if (volume <= 0) continue;
+    const double link = std::min(input.peers[i].upload_bps, input.peers[i].download_bps);
+    if (!(link > 0)) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, volume / link);
+  }
+  return worst;
 }
 
 }  // namespace swarmlab::core::averaging

@@ -14,13 +14,10 @@
 #include <vector>
 
 #include "core/averaging/round_plan.h"
+#include "core/averaging/strategy.h"
 #include "core/planner/planner.h"
 
 namespace swarmlab::core::averaging {
-
-enum class Strategy { AllReduce, ParameterServer, Planned };
-
-std::string_view name(Strategy s);  // "AR", "PS", "Ours"
 
 struct RoleAssignment {
   std::vector<double> weights;    // per peer: 1 for peers that compute (send), 0 otherwise
@@ -39,6 +36,14 @@ RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& peer
 // `peers`: the others get weight 0 and fraction 0. `server` is a peer index, used if it is a member.
 RoleAssignment assign_roles_among(Strategy strategy, const planner::PlannerInput& peers,
                                   const std::vector<bool>& members, std::optional<std::size_t> server = std::nullopt);
+
+// How long a round with these roles lasts when each member's access link is all that limits it:
+// the most any member must upload or download (its share of every sender's vector in, the
+// averaged share back out, its own vector to the other reducers, the averages of their spans
+// back), over its link. Latency and contention elsewhere are ignored; +infinity when a needed link
+// has no capacity. The adaptive timeouts scale with it (core/training/round_timeouts.h).
+double predicted_round_seconds(const RoleAssignment& roles, const planner::PlannerInput& peers, std::uint64_t length,
+                               codec::Codec codec);
 
 // The round plan for peers 0..n-1 of `roles`: members are the peers that send or reduce, in index
 // order; spans follow the fractions (largest remainder).

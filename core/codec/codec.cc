@@ -180,19 +180,8 @@ void decode_uint8(const std::uint8_t* src, std::span<float> out) {
 
 }  // namespace
 
-std::string_view name(Codec codec) {
-  switch (codec) {
-    case Codec::Fp32: return "fp32";
-    case Codec::Fp16: return "fp16";
-    case Codec::Fp16Scaled: return "fp16-scaled";
-    case Codec::Uint8Uniform: return "uint8";
-  }
-  throw std::invalid_argument("unknown codec value");
-}
-
 Codec parse_codec(std::string_view text) {
-  for (Codec c : {Codec::Fp32, Codec::Fp16, Codec::Fp16Scaled, Codec::Uint8Uniform})
-    if (name(c) == text) return c;
+  if (const auto c = parse_name(kCodecNames, text)) return *c;
   throw std::invalid_argument("unknown codec '" + std::string(text) +
                               "' (expected fp32, fp16, fp16-scaled or uint8)");
 }

@@ -16,12 +16,17 @@
 #include <string_view>
 #include <vector>
 
+#include "core/names.h"
+
 namespace swarmlab::core::codec {
 
 enum class Codec { Fp32, Fp16, Fp16Scaled, Uint8Uniform };
 
-// "fp32", "fp16", "fp16-scaled", "uint8".
-std::string_view name(Codec codec);
+// How codecs are named in scenarios ("wire_precision"), on the command line and in results.
+inline constexpr Named<Codec> kCodecNames[] = {
+    {Codec::Fp32, "fp32"}, {Codec::Fp16, "fp16"}, {Codec::Fp16Scaled, "fp16-scaled"}, {Codec::Uint8Uniform, "uint8"}};
+
+inline std::string_view name(Codec codec) { return name_of(kCodecNames, codec); }
 // The inverse of name(); throws std::invalid_argument on an unknown name.
 Codec parse_codec(std::string_view text);
 

@@ -128,7 +128,7 @@ std::size_t size_bound(const DhtMessage& m) {
 void encode(const DhtMessage& m, std::vector<std::uint8_t>& out) {
   out.reserve(out.size() + size_bound(m));
   Writer w(out);
-  w.u8(static_cast<std::uint8_t>(Service::Dht));
+  w.u8(static_cast<std::uint8_t>(ServiceId::Dht));
   w.u8(static_cast<std::uint8_t>(m.kind));
   w.u8(m.sender_is_client ? kFlagClient : 0);
   w.varint(m.request_id);
@@ -172,7 +172,7 @@ DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits)
   if (bytes.size() > limits.max_message_bytes)
     throw DecodeError("message of " + std::to_string(bytes.size()) + " bytes exceeds the limit");
   Reader r(bytes);
-  if (r.u8() != static_cast<std::uint8_t>(Service::Dht)) throw DecodeError("not a DHT message");
+  if (r.u8() != static_cast<std::uint8_t>(ServiceId::Dht)) throw DecodeError("not a DHT message");
   DhtMessage m;
   const std::uint8_t kind = r.u8();
   if (kind < 1 || kind > 8) throw DecodeError("unknown DHT message kind " + std::to_string(kind));

@@ -1,7 +1,7 @@
 #pragma once
 // The DHT's wire messages. Every message is
 //
-//   u8  service          core::Service::Dht
+//   u8  service          core::ServiceId::Dht
 //   u8  kind             MessageKind
 //   u8  flags            bit 0: the sender is in client mode (do not route to it); others zero
 //   varint request_id    chosen by the requester, echoed in the response

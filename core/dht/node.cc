@@ -79,6 +79,7 @@ bool DhtNode::send_request(PeerId to, std::optional<NodeId> expected, DhtMessage
   p.expected = expected;
   p.expect = response_to(m.kind);
   p.on_reply = std::move(on_reply);
+  p.sent = env_.now();
   p.deadline = env_.now() + config_.request_timeout_s;
   arm_timeout();
   ++stats_.requests_sent;
@@ -88,15 +89,19 @@ bool DhtNode::send_request(PeerId to, std::optional<NodeId> expected, DhtMessage
   return true;
 }
 
-void DhtNode::fail_request(std::uint64_t request_id) {
+void DhtNode::fail_request(std::uint64_t request_id, bool timed_out) {
   auto it = pending_.find(request_id);
   if (it == pending_.end()) return;
   Pending p = std::move(it->second);
   pending_.erase(it);
   ++stats_.requests_failed;
-  // hivemind: a node that fails to answer leaves the routing table and is banned for a while.
-  blacklist_.register_failure(p.peer, env_.now());
-  if (p.expected) table_.remove(*p.expected);
+  if (timed_out && last_heard_ && last_heard_(p.peer) > p.sent) {
+    ++stats_.requests_busy;  // alive, only slow to answer behind other traffic
+  } else {
+    // hivemind: a node that fails to answer leaves the routing table and is banned for a while.
+    blacklist_.register_failure(p.peer, env_.now());
+    if (p.expected) table_.remove(*p.expected);
+  }
   p.on_reply(nullptr, p);
 }
 
@@ -110,18 +115,18 @@ void DhtNode::arm_timeout() {
 }
 
 void DhtNode::expire_requests() {
-  while (!pending_.empty() && pending_.begin()->second.deadline <= env_.now()) fail_request(pending_.begin()->first);
+  while (!pending_.empty() && pending_.begin()->second.deadline <= env_.now()) fail_request(pending_.begin()->first, true);
   arm_timeout();
 }
 
-void DhtNode::link_failed(PeerId peer) {
+void DhtNode::on_link_failure(PeerId peer) {
   std::vector<std::uint64_t> failed;
   for (const auto& [rid, p] : pending_)
     if (p.peer == peer) failed.push_back(rid);
   for (std::uint64_t rid : failed) fail_request(rid);
 }
 
-bool DhtNode::handle(PeerId from, std::span<const std::uint8_t> bytes) {
+bool DhtNode::receive(PeerId from, std::span<const std::uint8_t> bytes) {
   ++stats_.messages_received;
   stats_.bytes_received += bytes.size() + kFrameHeaderBytes;
   DhtMessage m;

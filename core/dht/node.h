@@ -5,9 +5,8 @@
 //
 // The node is driven only through the environment seam (core/env.h): it sends and receives
 // core::Message, sets timers and draws randomness from its Environment, and never reads a clock.
-// It does not install itself as the environment's sink, so a peer that hosts several services
-// can route messages by their service byte (core/service_ids.h) to handle() and forward link
-// failures to link_failed(); a peer that runs only the DHT calls env.set_sink(&node).
+// It is a core::Service: a peer that hosts several services adds it to its ServiceMux under
+// ServiceId::Dht; a peer that runs only the DHT calls env.set_sink(&node).
 //
 // Times are the environment's now(); expirations are absolute in that clock. Nodes that store
 // and read each other's values must therefore share a time origin (the simulator's clock, or
@@ -61,6 +60,7 @@ struct DhtStats {
   std::uint64_t dropped_clock_skew = 0;  // sender time too far from ours
   std::uint64_t dropped_unexpected = 0;  // a reply nobody waits for, or from the wrong peer
   std::uint64_t requests_sent = 0, requests_failed = 0;  // failed: timed out, link broke
+  std::uint64_t requests_busy = 0;  // of the failed: timed out while the peer kept talking (not banned)
   // Requests by purpose: FIND_NODE/FIND_VALUE of lookups, STORE, and pings of a full bucket's
   // least-recently-seen entry (the rest of requests_sent are bootstrap pings).
   std::uint64_t find_requests = 0, store_requests = 0, liveness_pings = 0;
@@ -77,7 +77,7 @@ struct RoutingTableHealth {
   std::size_t active_lookups = 0;
 };
 
-class DhtNode : public MessageSink {
+class DhtNode final : public Service {
  public:
   using BootstrapCallback = std::function<void(bool ok)>;
   using StoreCallback = std::function<void(const StoreResult&)>;
@@ -115,20 +115,25 @@ class DhtNode : public MessageSink {
   // The k closest nodes to `target` that answered an iterative FIND_NODE.
   void find_nodes(const NodeId& target, FindCallback done);
 
-  // One encoded message from `from` (the first byte is core::Service::Dht). Returns false when it
-  // was dropped: malformed, clock skew, or a reply nobody waits for.
-  bool handle(PeerId from, std::span<const std::uint8_t> bytes);
+  // One encoded message from `from` (the first byte is ServiceId::Dht). Returns false when it was
+  // dropped: malformed, clock skew, or a reply nobody waits for.
+  bool receive(PeerId from, std::span<const std::uint8_t> bytes);
+  void handle(PeerId from, const Message& message) override { receive(from, message.bytes); }
   // The transport to `peer` broke: its pending requests fail now rather than at their timeout.
-  void link_failed(PeerId peer);
-
-  void on_message(PeerId from, Message message) override { handle(from, message.bytes); }
-  void on_link_failure(PeerId peer) override { link_failed(peer); }
+  void on_link_failure(PeerId peer) override;
 
   RoutingTableHealth health() const;
   const RoutingTable& routing_table() const { return table_; }
   const Blacklist& blacklist() const { return blacklist_; }
   ValueStore& storage() { return storage_; }
   const DhtStats& stats() const { return stats_; }
+
+  // When anything last arrived from a peer, on any service of this peer (-infinity: never). A
+  // request that times out while its peer keeps talking waited behind other traffic on the
+  // connection (an averaging round's parts, say); it fails, but the peer is not banned or dropped
+  // from the routing table for it. Without a liveness source every timeout counts.
+  using Liveness = std::function<Seconds(PeerId)>;
+  void set_liveness(Liveness last_heard) { last_heard_ = std::move(last_heard); }
 
  private:
   struct Pending;
@@ -139,6 +144,7 @@ class DhtNode : public MessageSink {
     PeerId peer = 0;
     std::optional<NodeId> expected;  // the id we believe answers at `peer`, if known
     MessageKind expect = MessageKind::PingResponse;
+    Seconds sent = 0;
     Seconds deadline = 0;
     ReplyHandler on_reply;
   };
@@ -151,7 +157,8 @@ class DhtNode : public MessageSink {
   // Sends a request and arranges for `on_reply` to run exactly once (reply, timeout or link
   // failure). Returns false without sending if the peer is banned.
   bool send_request(PeerId to, std::optional<NodeId> expected, DhtMessage m, ReplyHandler on_reply);
-  void fail_request(std::uint64_t request_id);
+  // `timed_out`: no reply in time (rather than a broken link), which a busy peer is forgiven.
+  void fail_request(std::uint64_t request_id, bool timed_out = false);
   // Request timeouts share one timer: the timeout is the same for every request and ids grow with
   // time, so the oldest pending request always has the earliest deadline.
   void arm_timeout();
@@ -188,6 +195,7 @@ class DhtNode : public MessageSink {
   std::map<std::uint64_t, std::unique_ptr<Lookup>> lookups_;
   std::uint64_t next_lookup_id_ = 1;
   bool maintaining_ = false;
+  Liveness last_heard_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

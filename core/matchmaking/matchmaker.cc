@@ -39,7 +39,7 @@ void Matchmaker::send(PeerId to, const MatchmakingMessage& m) { env_.send(to, Me
 // ---------------------------------------------------------------------------------------------
 // Starting and stopping
 
-void Matchmaker::look_for_group(GroupCallback done, Seconds timeout) {
+void Matchmaker::look_for_group(GroupCallback done, Seconds timeout, Seconds due) {
   if (looking_) throw std::logic_error("matchmaking: already looking for a group");
   looking_ = true;
   giving_up_ = false;
@@ -51,7 +51,8 @@ void Matchmaker::look_for_group(GroupCallback done, Seconds timeout) {
       give_up_timer_ = 0;
       give_up();
     });
-  if (!config_.client_mode) declare();
+  empty_fetches_ = 0;
+  if (!config_.client_mode) declare(due);
   fetch();
 }
 
@@ -91,6 +92,7 @@ void Matchmaker::finish(std::optional<Group> group) {
   followers_.clear();
   if (group) {
     ++stats_.groups;
+    last_group_size_ = group->size();
     // The shift register: a distinct index per member, the same at every member.
     const auto me = group->index_of(env_.self());
     const auto indices = member_indices(group->group_id, group->size(), config_.target_group_size);
@@ -113,12 +115,14 @@ void Matchmaker::store_declaration(const std::string& key, Seconds expiration, b
              [](const dht::StoreResult&) {});
 }
 
-void Matchmaker::declare() {
+void Matchmaker::declare(Seconds due) {
   declared_key_ = current_key();
-  declared_expiration_ = env_.now() + config_.min_matchmaking_time;
+  declared_expiration_ = std::max(env_.now() + config_.min_matchmaking_time, due);
+  due_on_declare_ = due <= env_.now();
+  extended_ = 0;
   store_declaration(declared_key_, declared_expiration_, true);
   env_.cancel(deadline_timer_);
-  deadline_timer_ = env_.schedule(config_.min_matchmaking_time, [this] {
+  deadline_timer_ = env_.schedule(declared_expiration_ - env_.now(), [this] {
     deadline_timer_ = 0;
     on_deadline();
   });
@@ -146,7 +150,24 @@ void Matchmaker::leader_check() {
   const std::size_t members = followers_.size() + 1;
   const bool full = members >= config_.target_group_size;
   const bool expired = env_.now() >= declared_expiration_;
-  if (!full && !expired) return;
+  // The step was already due when we declared (averaging back to back, or catching up): nothing is
+  // gained by waiting once everyone of the last group is back.
+  const bool back = due_on_declare_ && last_group_size_ >= 2 && members >= last_group_size_;
+  if (!full && !expired && !back) return;
+  // Expired with fewer than expected: peers a little late are likely on their way. Hold the group
+  // open a while (accepted followers wait for Begin that much longer too).
+  if (!full && !back && expected_ > members && extended_ < config_.max_extension) {
+    const Seconds more = std::min(config_.request_timeout, config_.max_extension - extended_);
+    extended_ += more;
+    declared_expiration_ += more;
+    store_declaration(declared_key_, declared_expiration_, true);
+    env_.cancel(deadline_timer_);
+    deadline_timer_ = env_.schedule(more, [this] {
+      deadline_timer_ = 0;
+      on_deadline();
+    });
+    return;
+  }
   // Our own join request is still open: decide once it is answered, so that we never end up in
   // two groups (the leader we asked may accept us meanwhile).
   if (requesting()) return;
@@ -295,7 +316,7 @@ void Matchmaker::on_join_reply(PeerId from, const MatchmakingMessage& m) {
     // We follow now: our own followers go to our leader, and we stop being a candidate.
     disband_followers(leader_);
     withdraw();
-    const Seconds wait = std::max(0.0, leader_expiration_ - env_.now()) + config_.request_timeout;
+    const Seconds wait = std::max(0.0, leader_expiration_ - env_.now()) + config_.request_timeout + config_.max_extension;
     request_timer_ = env_.schedule(wait, [this] {
       request_timer_ = 0;
       ++stats_.begin_timeouts;
@@ -393,7 +414,10 @@ void Matchmaker::fetch() {
 
 void Matchmaker::schedule_fetch() {
   if (fetch_in_flight_ || fetch_timer_ != 0) return;
-  const Seconds delay = std::max(0.0, last_fetch_ + config_.search_period - env_.now());
+  // Declarations made at the same moment as ours are being stored right now: read again soon, then
+  // back off to the search period.
+  const Seconds period = std::min(config_.search_period, config_.first_search_delay * (1 << std::min(empty_fetches_++, 8)));
+  const Seconds delay = std::max(0.0, last_fetch_ + period - env_.now());
   fetch_timer_ = env_.schedule(delay, [this] {
     fetch_timer_ = 0;
     fetch();
@@ -403,10 +427,10 @@ void Matchmaker::schedule_fetch() {
 // ---------------------------------------------------------------------------------------------
 // Transport
 
-void Matchmaker::handle(PeerId from, std::span<const std::uint8_t> bytes) {
+void Matchmaker::handle(PeerId from, const Message& message) {
   MatchmakingMessage m;
   try {
-    m = decode(bytes);
+    m = decode(message.bytes);
   } catch (const DecodeError&) {
     ++stats_.malformed;
     return;
@@ -420,7 +444,7 @@ void Matchmaker::handle(PeerId from, std::span<const std::uint8_t> bytes) {
   }
 }
 
-void Matchmaker::link_failed(PeerId peer) {
+void Matchmaker::on_link_failure(PeerId peer) {
   std::erase_if(followers_, [peer](const Follower& f) { return f.peer == peer; });
   if (leader_ && *leader_ == peer) {
     ++stats_.leader_failures;

@@ -44,6 +44,11 @@ struct MatchmakingConfig {
   Seconds min_matchmaking_time = 5;  // hivemind: 5 s (15 s in its optimizer)
   Seconds request_timeout = 3;
   Seconds search_period = 1;         // how often the declared peers are re-read when none is left to ask
+  Seconds first_search_delay = 0.1;  // the first re-read comes sooner (declarations stored meanwhile)
+  // A leader whose group has fewer members than it expects (set_expected_group_size; not without
+  // an expectation) keeps it open past its expiration, for at most this long in all, so that peers
+  // a little late still join.
+  Seconds max_extension = 3;
   bool client_mode = false;
   std::size_t fetch_responses = 2;   // DHT replicas whose declarations a read merges
 };
@@ -57,21 +62,24 @@ struct MatchmakingStats {
   std::uint64_t fetches = 0;
 };
 
-class Matchmaker {
+class Matchmaker final : public Service {
  public:
   // Runs once per look_for_group(): the group, or nullopt when the timeout passed (or cancel()).
   using GroupCallback = std::function<void(std::optional<Group>)>;
 
   // Throws std::invalid_argument on bad bits, target < 2 or min_group_size not in [2, target].
   Matchmaker(Environment& env, dht::DhtNode& dht, MatchmakingConfig config);
-  ~Matchmaker();
+  ~Matchmaker() override;
   Matchmaker(const Matchmaker&) = delete;
   Matchmaker& operator=(const Matchmaker&) = delete;
 
-  // Starts looking for a group. Throws std::logic_error if already looking. After `timeout` a
-  // leader with enough members begins, a follower already accepted waits for its leader, and
-  // anyone else gives up. `done` never runs inside this call.
-  void look_for_group(GroupCallback done, Seconds timeout = std::numeric_limits<double>::infinity());
+  // Starts looking for a group. Throws std::logic_error if already looking. `due` is when the
+  // caller expects to average (the next step's estimated time): as a potential leader it declares
+  // itself until then (at least min_matchmaking_time from now), as hivemind schedules its groups.
+  // After `timeout` a leader with enough members begins, a follower already accepted waits for its
+  // leader, and anyone else gives up. `done` never runs inside this call.
+  void look_for_group(GroupCallback done, Seconds timeout = std::numeric_limits<double>::infinity(),
+                      Seconds due = 0);
   // Stops looking now (followers are disbanded); `done` gets nullopt.
   void cancel();
   bool looking() const { return looking_; }
@@ -79,16 +87,24 @@ class Matchmaker {
   // Attached to our join requests (and our entry in Begin as a leader): what the other members
   // need to plan the round, e.g. encode_capacity() (group_plan.h).
   void set_gathered(std::vector<std::uint8_t> data) { gathered_ = std::move(data); }
+  // How many peers (this one included) the caller expects to average this time, from what it knows
+  // of the collaboration (its live progress records). A leader with fewer holds its group open past
+  // its expiration for a while (max_extension). 0: unknown.
+  //
+  // When a leader begins: with target_group_size members, or at its expiration (when the caller's
+  // step is due, so the group forms with the batch), or, if the step was already due when it
+  // declared (averaging back to back), as soon as it has as many members as its last group.
+  void set_expected_group_size(std::size_t n) { expected_ = n; }
 
   const std::string& bits() const { return bits_; }
   std::string current_key() const;
   const MatchmakingConfig& config() const { return config_; }
   const MatchmakingStats& stats() const { return stats_; }
 
-  // An encoded message whose first byte is core::Service::Matchmaking. Malformed ones are counted
-  // and dropped.
-  void handle(PeerId from, std::span<const std::uint8_t> bytes);
-  void link_failed(PeerId peer);
+  // An encoded message whose first byte is ServiceId::Matchmaking. Malformed ones are counted and
+  // dropped.
+  void handle(PeerId from, const Message& message) override;
+  void on_link_failure(PeerId peer) override;
 
  private:
   struct Follower {
@@ -109,7 +125,7 @@ class Matchmaker {
   void on_disband(PeerId from, const MatchmakingMessage& m);
   void on_leave(PeerId from, const MatchmakingMessage& m);
 
-  void declare();
+  void declare(Seconds due = 0);
   void withdraw();
   void store_declaration(const std::string& key, Seconds expiration, bool looking);
   void on_deadline();
@@ -140,6 +156,10 @@ class Matchmaker {
 
   bool looking_ = false;
   bool giving_up_ = false;  // the timeout passed while we were following: stop after this leader
+  std::size_t expected_ = 0;
+  Seconds extended_ = 0;         // how long this declaration was held open past its expiration
+  bool due_on_declare_ = false;  // the caller's step was already due when it declared
+  std::size_t last_group_size_ = 0;
   GroupCallback done_;
   TimerHandle give_up_timer_ = 0;
 
@@ -164,6 +184,7 @@ class Matchmaker {
   bool fetch_in_flight_ = false;
   TimerHandle fetch_timer_ = 0;
   Seconds last_fetch_ = -std::numeric_limits<double>::infinity();
+  int empty_fetches_ = 0;  // reads in a row that left nobody to ask (the re-read backs off)
 
   // DHT callbacks may outlive this object; they check this flag first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -56,7 +56,7 @@ std::vector<std::uint8_t> encode(const MatchmakingMessage& m) {
   std::vector<std::uint8_t> out;
   out.reserve(64);  // also keeps GCC 12 from a false -Warray-bounds on the first insert
   Writer w(out);
-  w.u8(static_cast<std::uint8_t>(Service::Matchmaking));
+  w.u8(static_cast<std::uint8_t>(ServiceId::Matchmaking));
   w.u8(static_cast<std::uint8_t>(m.kind));
   w.varint(m.request_id);
   switch (m.kind) {
@@ -93,7 +93,7 @@ std::vector<std::uint8_t> encode(const MatchmakingMessage& m) {
 
 MatchmakingMessage decode(std::span<const std::uint8_t> bytes) {
   Reader r(bytes);
-  if (r.u8() != static_cast<std::uint8_t>(Service::Matchmaking)) throw DecodeError("matchmaking: wrong service");
+  if (r.u8() != static_cast<std::uint8_t>(ServiceId::Matchmaking)) throw DecodeError("matchmaking: wrong service");
   MatchmakingMessage m;
   const std::uint8_t kind = r.u8();
   if (kind < 1 || kind > 5) throw DecodeError("matchmaking: unknown kind");

@@ -1,7 +1,7 @@
 #pragma once
 // Matchmaking's wire messages (SPEC §2.3). Every message is
 //
-//   u8 service          core::Service::Matchmaking
+//   u8 service          core::ServiceId::Matchmaking
 //   u8 kind             MessageKind
 //   varint request_id   chosen by the follower for one join; echoed by every reply about it
 //

@@ -5,7 +5,15 @@
 
 namespace swarmlab::core::progress {
 
-GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, double target_batch,
+namespace {
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+double extrapolated(const PeerProgress& p, Seconds now) {
+  return static_cast<double>(p.samples) + std::max(0.0, now - p.time) * p.samples_per_s;
+}
+}  // namespace
+
+GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, const StepTarget& target,
                          std::uint64_t floor_step) {
   GlobalProgress g;
   g.now = now;
@@ -16,17 +24,35 @@ GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, dou
     ++g.peers;
     if (p.client_mode) ++g.clients;
     g.total_samples_per_s += p.samples_per_s;
+  }
+  if (target.per_peer_quota > 0) {
+    const double quota = static_cast<double>(target.per_peer_quota);
+    bool any = false;
+    g.eta_s = 0;
+    for (const PeerProgress& p : records) {
+      // A worker still finishing the last round starts from nothing once it is done.
+      if (p.step + 1 == g.global_step && p.samples_per_s > 0) {
+        any = true;
+        g.eta_s = std::max(g.eta_s, quota / p.samples_per_s);
+        continue;
+      }
+      // Workers: peers that compute (a worker whose quota is in reports no speed any more).
+      if (p.step != g.global_step || (!(p.samples_per_s > 0) && p.samples == 0)) continue;
+      any = true;
+      const double have = extrapolated(p, now);
+      g.estimated_samples += std::min(quota, have);
+      if (have < quota) g.eta_s = std::max(g.eta_s, p.samples_per_s > 0 ? (quota - have) / p.samples_per_s : kInfinity);
+    }
+    if (!any) g.eta_s = kInfinity;
+  } else {
     // Peers still at an older step contribute speed (they will catch up and train towards the
     // next step) but none of their stale samples.
-    if (p.step == g.global_step)
-      g.estimated_samples += static_cast<double>(p.samples) + std::max(0.0, now - p.time) * p.samples_per_s;
+    for (const PeerProgress& p : records)
+      if (p.step == g.global_step) g.estimated_samples += extrapolated(p, now);
+    const double remaining = std::max(0.0, target.batch - g.estimated_samples);
+    g.eta_s = remaining == 0 ? 0 : g.total_samples_per_s > 0 ? remaining / g.total_samples_per_s : kInfinity;
   }
-  const double remaining = std::max(0.0, target_batch - g.estimated_samples);
-  if (remaining == 0) {
-    g.eta_s = 0;
-  } else {
-    g.eta_s = g.total_samples_per_s > 0 ? remaining / g.total_samples_per_s : std::numeric_limits<double>::infinity();
-  }
+  g.ready = g.eta_s == 0;
   return g;
 }
 

@@ -1,22 +1,34 @@
 #pragma once
-// The collaboration's progress as one peer estimates it from everyone's published records
-// (SPEC §2.5, hivemind's progress tracker):
+// The collaboration's progress as one peer estimates it from everyone's records (docs/dedloc.md §5,
+// hivemind's progress tracker). For a pooled target (DeDLOC):
 //   global step       = max step over non-client peers
 //   estimated samples = Σ over peers at the global step of samples + max(0, now − time)·samples/s
 //   ETA to next step  = max(0, B − estimated samples) / Σ samples/s (over every live peer)
+// For a per-peer quota (DiLoCo's H inner steps; averaging-only runs' fixed batch) every peer that
+// computes and is at the global step must reach the quota:
+//   estimated samples = Σ min(quota, that peer's extrapolated samples)
+//   ETA               = max over those peers of (quota − extrapolated samples) / samples/s
+// and a computing peer one step behind (still in the last round) needs its whole quota after it.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
-#include "core/env.h"
 #include "core/progress/peer_progress.h"
+#include "core/types.h"
 
 namespace swarmlab::core::progress {
+
+// When the next global step is due.
+struct StepTarget {
+  double batch = 0;                 // pooled: samples of the whole collaboration (B)
+  std::uint64_t per_peer_quota = 0; // > 0: instead, every computing peer contributes exactly this many
+};
 
 struct GlobalProgress {
   std::uint64_t global_step = 0;
   double estimated_samples = 0;    // towards the next step, extrapolated to `now`
   double eta_s = 0;                // 0 when the target is reached; +inf when nobody trains
+  bool ready = false;              // the target is reached (eta_s == 0)
   double total_samples_per_s = 0;
   std::size_t peers = 0;           // records that took part (clients included)
   std::size_t clients = 0;
@@ -25,7 +37,7 @@ struct GlobalProgress {
 
 // `floor_step` is a step the caller knows has been reached (its own), so the global step never
 // goes back when only client peers, or nobody, have published.
-GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, double target_batch,
+GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, const StepTarget& target,
                          std::uint64_t floor_step = 0);
 
 }  // namespace swarmlab::core::progress

@@ -11,7 +11,8 @@ namespace swarmlab::core::progress {
 ProgressTracker::ProgressTracker(Environment& env, dht::DhtNode& dht, ProgressConfig config)
     : env_(env), dht_(dht), config_(std::move(config)), key_(config_.run + "_progress") {
   if (config_.run.empty()) throw std::invalid_argument("progress tracker: empty run name");
-  if (!(config_.target_batch > 0)) throw std::invalid_argument("progress tracker: target batch must be positive");
+  if (!(config_.target.batch > 0) && config_.target.per_peer_quota == 0)
+    throw std::invalid_argument("progress tracker: the target needs a positive batch or a per-peer quota");
   if (!(config_.refresh_period > 0) || !(config_.refresh_period < config_.expiration))
     throw std::invalid_argument("progress tracker: need 0 < refresh_period < expiration");
 }
@@ -85,7 +86,7 @@ void ProgressTracker::fetch(FetchCallback done) {
 GlobalProgress ProgressTracker::estimate(Seconds now) const {
   std::vector<PeerProgress> all = others_;
   if (mine_) all.push_back(*mine_);
-  return aggregate(all, now, config_.target_batch, mine_ ? mine_->step : 0);
+  return aggregate(all, now, config_.target, mine_ ? mine_->step : 0);
 }
 
 bool ProgressTracker::should_start_matchmaking(Seconds now, Seconds matchmaking_time) const {

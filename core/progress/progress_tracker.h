@@ -19,13 +19,14 @@
 #include "core/dht/node.h"
 #include "core/env.h"
 #include "core/progress/global_progress.h"
+#include "core/progress/local_progress.h"
 #include "core/progress/peer_progress.h"
 
 namespace swarmlab::core::progress {
 
 struct ProgressConfig {
   std::string run;                // the DHT key is run + "_progress"
-  double target_batch = 0;        // B: samples per global optimizer step
+  StepTarget target;              // when the next global step is due
   Seconds expiration = 60;        // a record expires this long after it was published (DeDLOC ALBERT: 30 s)
   Seconds refresh_period = 30;    // republish at least this often
   bool client_mode = false;
@@ -33,19 +34,12 @@ struct ProgressConfig {
   std::size_t fetch_responses = 2;
 };
 
-// What the training loop knows about itself.
-struct LocalProgress {
-  std::uint64_t step = 0;       // optimizer steps taken
-  std::uint64_t samples = 0;    // samples accumulated towards the next step
-  double samples_per_s = 0;     // recent throughput
-};
-
 class ProgressTracker {
  public:
   using FetchCallback = std::function<void(const GlobalProgress&)>;
 
-  // Throws std::invalid_argument on an empty run name, non-positive target batch, or
-  // refresh_period not in (0, expiration).
+  // Throws std::invalid_argument on an empty run name, a target with neither a positive batch nor
+  // a quota, or refresh_period not in (0, expiration).
   ProgressTracker(Environment& env, dht::DhtNode& dht, ProgressConfig config);
   ~ProgressTracker();
   ProgressTracker(const ProgressTracker&) = delete;

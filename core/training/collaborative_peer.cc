@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
+#include "core/averaging/averaging_service.h"
 #include "core/matchmaking/group_plan.h"
 
 namespace swarmlab::core::training {
@@ -14,42 +16,50 @@ namespace {
 // expects its parts), with a weight too small to move the average.
 constexpr double kEmptyContributionWeight = 1e-9;
 
-progress::ProgressConfig progress_config(const CollaborativePeerConfig& c) {
-  progress::ProgressConfig p;
-  p.run = c.run;
-  p.target_batch = static_cast<double>(c.target_batch);
-  p.expiration = c.progress_expiration;
-  p.refresh_period = c.progress_expiration / 2;
-  p.client_mode = c.capacity.client_mode;
-  return p;
-}
-
 }  // namespace
 
-CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig config, CollaborativePeerEvents events)
-    : env_(env), config_(std::move(config)), events_(std::move(events)) {
-  if (config_.target_batch == 0) throw std::invalid_argument("collaborative peer: target batch must be positive");
-  if (config_.parameters == 0) throw std::invalid_argument("collaborative peer: parameter count must be positive");
-  dht_ = std::make_unique<dht::DhtNode>(env_, dht::NodeId::random(env_.rng()), config_.dht);
-  progress_ = std::make_unique<progress::ProgressTracker>(env_, *dht_, progress_config(config_));
-  config_.matchmaking.client_mode = config_.capacity.client_mode;
-  matchmaker_ = std::make_unique<matchmaking::Matchmaker>(env_, *dht_, config_.matchmaking);
-  set_capacity(config_.capacity);
-  averaging_ = std::make_unique<averaging::AveragingService>(env_);
-  state_ = std::make_unique<StateService>(env_, config_.state, [this] { return step_; });
-  if (trains())
-    trainer_ = std::make_unique<Trainer>(env_, config_.trainer, [this](std::uint64_t n) { on_samples(n); });
+progress::StepTarget CollaborativePeerConfig::step_target() const {
+  progress::StepTarget t;
+  if (quota > 0) t.per_peer_quota = quota;
+  else t.batch = static_cast<double>(target_batch);
+  return t;
+}
 
-  dht::DhtNode* d = dht_.get();
-  matchmaking::Matchmaker* m = matchmaker_.get();
-  averaging::AveragingService* a = averaging_.get();
-  StateService* s = state_.get();
-  mux_.add(Service::Dht, [d](PeerId from, Message msg) { d->handle(from, msg.bytes); }, [d](PeerId p) { d->link_failed(p); });
-  mux_.add(Service::Matchmaking, [m](PeerId from, Message msg) { m->handle(from, msg.bytes); },
-           [m](PeerId p) { m->link_failed(p); });
-  mux_.add(Service::Averaging, [a](PeerId from, Message msg) { a->handle(from, msg); }, [a](PeerId p) { a->on_link_failure(p); });
-  mux_.add(Service::State, [s](PeerId from, Message msg) { s->handle(from, msg); }, [s](PeerId p) { s->on_link_failure(p); });
-  env_.set_sink(&mux_);
+CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig config, PeerParts parts,
+                                     CollaborativePeerEvents events)
+    : env_(env),
+      config_(std::move(config)),
+      events_(std::move(events)),
+      coordinator_(std::move(parts.coordinator)),
+      learner_(std::move(parts.learner)),
+      averager_(std::move(parts.averager)),
+      timeouts_(config_.timeouts) {
+  mux_ = std::make_unique<ServiceMux>([this] { return env_.now(); });
+  if (!coordinator_ || !learner_) throw std::invalid_argument("collaborative peer: needs a coordinator and a learner");
+  if (config_.target_batch == 0 && config_.quota == 0)
+    throw std::invalid_argument("collaborative peer: target batch or quota must be positive");
+  if (config_.dpu && config_.quota > 0)
+    throw std::invalid_argument("collaborative peer: delayed parameter updates need a pooled target batch");
+  if (learner_->parameter_count() == 0) throw std::invalid_argument("collaborative peer: the learner has no parameters");
+  if (!averager_) averager_ = std::make_unique<averaging::AveragingService>(env_);
+  if (!config_.roles_cache) config_.roles_cache = std::make_shared<averaging::RolesCache>();
+  state_ = std::make_unique<StateService>(env_, config_.state, [this] {
+    StateSnapshot snap;
+    snap.step = step_;
+    if (learner_->has_values()) snap.bytes = learner_->export_state();
+    else snap.virtual_bytes = learner_->state_bytes();
+    return snap;
+  });
+  if (trains()) {
+    TrainerConfig tc = config_.trainer;
+    tc.quota = config_.quota;
+    trainer_ = std::make_unique<Trainer>(*learner_, tc, [this](std::uint64_t n) { on_samples(n); });
+  }
+  set_capacity(config_.capacity);
+  coordinator_->attach(*mux_);
+  mux_->add(ServiceId::Averaging, *averager_);
+  mux_->add(ServiceId::State, *state_);
+  env_.set_sink(mux_.get());
 }
 
 CollaborativePeer::~CollaborativePeer() {
@@ -60,7 +70,8 @@ CollaborativePeer::~CollaborativePeer() {
 }
 
 void CollaborativePeer::start(std::vector<PeerId> bootstrap) {
-  dht_->bootstrap(std::move(bootstrap), [this, alive = alive_](bool) {
+  report();
+  coordinator_->join(std::move(bootstrap), [this, alive = alive_](bool) {
     if (!*alive) return;
     report();
     fetch();
@@ -70,7 +81,7 @@ void CollaborativePeer::start(std::vector<PeerId> bootstrap) {
 void CollaborativePeer::set_capacity(const planner::PeerCapacity& capacity) {
   config_.capacity.download_bps = capacity.download_bps;
   config_.capacity.upload_bps = capacity.upload_bps;
-  matchmaker_->set_gathered(matchmaking::encode_capacity(config_.capacity));
+  coordinator_->set_announcement(matchmaking::encode_capacity(config_.capacity));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -78,18 +89,21 @@ void CollaborativePeer::set_capacity(const planner::PeerCapacity& capacity) {
 
 void CollaborativePeer::on_samples(std::uint64_t n) {
   if (events_.computed) events_.computed(n);
-  if (env_.now() - last_report_ >= config_.report_period) report();
+  report();
 }
 
 void CollaborativePeer::report() {
   progress::LocalProgress local;
   local.step = step_;
+  local.activity = phase_ == Phase::Joining   ? progress::Activity::Joining
+                   : phase_ == Phase::Syncing ? progress::Activity::Syncing
+                                              : progress::Activity::Training;
   if (trainer_ && phase_ == Phase::Training) {
     local.samples = trainer_->accumulated();
-    local.samples_per_s = config_.capacity.compute_sps;
+    // Once its quota is in, a peer adds nothing more to this step.
+    local.samples_per_s = trainer_->quota_reached() ? 0 : config_.capacity.compute_sps;
   }
-  last_report_ = env_.now();
-  progress_->report(local);
+  coordinator_->report(local);
 }
 
 void CollaborativePeer::schedule_fetch(Seconds delay) {
@@ -103,7 +117,7 @@ void CollaborativePeer::schedule_fetch(Seconds delay) {
 void CollaborativePeer::fetch() {
   if (fetch_in_flight_) return;
   fetch_in_flight_ = true;
-  progress_->fetch([this, alive = alive_](const progress::GlobalProgress& g) {
+  coordinator_->fetch([this, alive = alive_](const progress::GlobalProgress& g) {
     if (!*alive) return;
     fetch_in_flight_ = false;
     on_progress(g);
@@ -114,23 +128,31 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
   known_global_step_ = std::max(known_global_step_, g.global_step);
   // Look again when matchmaking should start (ETA = matchmaking time), then ever more often as the
   // step nears (half the ETA, as hivemind does), within bounds.
-  const Seconds lead = config_.matchmaking.min_matchmaking_time;
+  const Seconds lead = timeouts_.matchmaking_time();
   const Seconds wanted = !std::isfinite(g.eta_s) ? config_.max_fetch_period : g.eta_s > 2 * lead ? g.eta_s - lead : g.eta_s / 2;
   const Seconds next = std::clamp(wanted, config_.min_fetch_period, config_.max_fetch_period);
   const bool behind = step_ + 1 < g.global_step;  // more than one step: DPU's staleness is allowed
   if (phase_ == Phase::Joining) {
-    if (behind) return start_sync(g);
+    if (behind) {
+      if (config_.sync_state) return start_sync(g);
+      set_step(g.global_step);  // nothing to load: adopt the collaboration's step
+    }
     start_training();
   } else if (phase_ == Phase::Training && behind && !in_round_) {
     if (trainer_) {
       const std::uint64_t stale = trainer_->take();
+      learner_->discard();
       if (stale && events_.discarded) events_.discarded(stale);
     }
-    if (matchmaker_->looking()) matchmaker_->cancel();
-    return start_sync(g);
-  } else if (phase_ == Phase::Training) {
-    maybe_look_for_group(g);
+    if (coordinator_->looking()) coordinator_->cancel_search();
+    if (!config_.sync_state) {
+      set_step(g.global_step);
+      report();
+    } else {
+      return start_sync(g);
+    }
   }
+  if (phase_ == Phase::Training) maybe_look_for_group(coordinator_->estimate(env_.now()));
   if (phase_ != Phase::Syncing) schedule_fetch(next);
 }
 
@@ -140,19 +162,24 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
 void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
   phase_ = Phase::Syncing;
   if (trainer_) trainer_->pause();
-  std::vector<PeerId> up_to_date;
-  for (const auto& r : progress_->others())
-    if (r.step == g.global_step && !r.client_mode && r.peer != env_.self()) up_to_date.push_back(r.peer);
-  if (up_to_date.empty()) {  // nobody to ask yet: read the records again
-    phase_ = Phase::Joining;
-    return schedule_fetch(1.0);
-  }
+  report();
+  std::vector<PeerId> up_to_date = coordinator_->peers_at(g.global_step);
+  std::erase(up_to_date, env_.self());
+  if (up_to_date.empty()) return schedule_fetch(1.0);  // nobody to ask yet: read the records again
   const PeerId provider = up_to_date[env_.rng().below(up_to_date.size())];
   if (events_.sync_started) events_.sync_started(provider);
-  state_->download(provider, [this, alive = alive_](bool ok, std::uint64_t step) {
+  state_->download(provider, [this, alive = alive_](bool ok, std::uint64_t step, std::vector<std::uint8_t> bytes) {
     if (!*alive) return;
+    if (ok && learner_->has_values()) {
+      try {
+        learner_->import_state(bytes);
+      } catch (const StateError&) {
+        ++rejected_states_;  // garbage or another model: ask someone else
+        ok = false;
+      }
+    }
     if (events_.sync_finished) events_.sync_finished(ok, step);
-    if (ok) step_ = std::max(step_, step);
+    if (ok) set_step(std::max(step_, step));
     // Check again: the collaboration may have moved on during the download.
     phase_ = Phase::Joining;
     report();
@@ -163,101 +190,109 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
 void CollaborativePeer::start_training() {
   phase_ = Phase::Training;
   report();
-  if (trainer_ && !(in_round_ && !config_.dpu)) trainer_->resume();
+  if (trainer_ && !(in_round_ && sequential())) trainer_->resume();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Groups and rounds
 
 void CollaborativePeer::maybe_look_for_group(const progress::GlobalProgress& g) {
-  if (in_round_ || matchmaker_->looking()) return;
-  if (!progress_->should_start_matchmaking(g.now, config_.matchmaking.min_matchmaking_time)) return;
-  matchmaker_->look_for_group(
-      [this, alive = alive_](std::optional<matchmaking::Group> group) {
+  if (in_round_ || coordinator_->looking()) return;
+  if (g.eta_s > timeouts_.matchmaking_time()) return;
+  const Seconds started = env_.now();
+  coordinator_->look_for_group(
+      [this, alive = alive_, started](std::optional<matchmaking::Group> group) {
         if (!*alive) return;
+        if (group) timeouts_.on_group_formed(env_.now() - started);
         on_group(std::move(group));
       },
-      config_.group_timeout);
+      config_.group_timeout, env_.now() + g.eta_s);
 }
 
 void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
-  // No group, or one without a gradient to average (only auxiliary peers met): look again.
-  if (!group || !roles_for(*group)) return schedule_fetch(config_.min_fetch_period);
-  begin_round_when_ready(*group);
-}
-
-// The group may form before the batch is complete: each member starts its part once its own
-// estimate says the collaboration has the target batch (or someone already took the step).
-void CollaborativePeer::begin_round_when_ready(const matchmaking::Group& group) {
+  // No group, or one without a gradient to average (only auxiliary peers met), or we fell behind
+  // meanwhile: look again.
+  if (!group || !roles_for(*group) || phase_ != Phase::Training) return schedule_fetch(config_.min_fetch_period);
+  // The group may form before the step is due: each member starts its part once its own estimate
+  // says the step is due (or someone already took it).
   in_round_ = true;  // no new search and no state download while this group waits
   round_step_ = std::max(step_, known_global_step_) + 1;
-  wait_for_batch(group, env_.now() + config_.group_timeout);
+  group_formed_ = env_.now();
+  if (events_.grouped) events_.grouped(*group, round_step_);
+  wait_for_step(*group, env_.now() + config_.group_timeout);
 }
 
-void CollaborativePeer::wait_for_batch(const matchmaking::Group& group, Seconds deadline) {
-  const progress::GlobalProgress g = progress_->estimate(env_.now());
-  // Ready: the batch is complete, or others already took this step (we are late), or nobody
-  // trains (nothing will change), or the group has waited long enough.
-  if (g.estimated_samples >= static_cast<double>(config_.target_batch) || g.global_step >= round_step_ ||
-      !std::isfinite(g.eta_s) || env_.now() >= deadline)
+void CollaborativePeer::wait_for_step(const matchmaking::Group& group, Seconds deadline) {
+  const progress::GlobalProgress g = coordinator_->estimate(env_.now());
+  // Due: the target is reached, or others already took this step (we are late), or nobody trains
+  // (nothing will change), or the group has waited long enough.
+  if (g.ready || g.global_step >= round_step_ || !std::isfinite(g.eta_s) || env_.now() >= deadline)
     return begin_round(group);
   ready_timer_ = env_.schedule(std::max(g.eta_s, 1e-3), [this, group, deadline] {
     ready_timer_ = 0;
-    wait_for_batch(group, deadline);
+    wait_for_step(group, deadline);
   });
 }
 
 const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking::Group& group) {
-  std::vector<std::uint8_t> key;
-  for (const auto& m : group.members) {
-    key.push_back(m.client_mode ? 1 : 0);
-    key.insert(key.end(), m.gathered.begin(), m.gathered.end());
-  }
-  auto it = roles_cache_.find(key);
-  if (it == roles_cache_.end()) {
-    planner::PlannerInput input = matchmaking::group_capacities(group);
-    bool any_sender = false;
-    for (const auto& c : input.peers) any_sender |= c.compute_sps > 0;
-    std::optional<averaging::RoleAssignment> roles;
-    if (any_sender) {
-      input.target_batch = static_cast<double>(config_.target_batch);
-      input.gradient_bits = 8.0 * static_cast<double>(codec::encoded_size(config_.codec, config_.parameters));
-      roles = averaging::assign_roles(config_.strategy, input);  // PS: it picks the server itself
-    }
-    it = roles_cache_.emplace(std::move(key), std::move(roles)).first;
-  }
-  return it->second ? &*it->second : nullptr;
+  planner::PlannerInput input = matchmaking::group_capacities(group);
+  input.target_batch = static_cast<double>(config_.quota > 0 ? config_.quota : config_.target_batch);
+  input.gradient_bits = 8.0 * static_cast<double>(codec::encoded_size(config_.codec, learner_->parameter_count()));
+  std::optional<std::size_t> server;
+  if (config_.strategy == averaging::Strategy::ParameterServer && config_.parameter_server)
+    server = group.index_of(*config_.parameter_server);
+  return config_.roles_cache->roles(config_.strategy, input, server);
 }
 
 void CollaborativePeer::begin_round(const matchmaking::Group& group) {
-  averaging::RoundPlan plan = matchmaking::plan_for_group(group, *roles_for(group), config_.parameters, config_.codec,
-                                                          config_.part_bytes);
+  const averaging::RoleAssignment& roles = *roles_for(group);
+  averaging::RoundPlan plan =
+      matchmaking::plan_for_group(group, roles, learner_->parameter_count(), config_.codec, config_.part_bytes);
   const auto me = plan.index_of(env_.self());
   if (!me) {  // neither sends nor reduces in this group: nothing to average, the step still lands
     in_round_ = false;
-    step_ = round_step_;
+    set_step(round_step_);
     report();
     return schedule_fetch(0);
   }
   contributed_ = 0;
-  if (plan.sends(*me)) {
+  sent_ = plan.sends(*me);
+  if (sent_) {
     if (trainer_) contributed_ = trainer_->take();
     plan.weights[*me] = contributed_ > 0 ? static_cast<double>(contributed_) : kEmptyContributionWeight;
   }
-  if (trainer_ && !config_.dpu) trainer_->pause();
+  if (trainer_ && sequential()) trainer_->pause();
+  // Before the learner hands its vector over: a host that checks values keys them by the round.
   if (events_.round_started) events_.round_started(plan, contributed_);
-  averaging_->start_round(std::move(plan), {}, config_.timeouts,
-                          [this, alive = alive_](const averaging::RoundOutcome& o) {
-                            if (!*alive) return;
-                            on_round_done(o);
-                          });
+  std::span<float> values;
+  if (sent_) {
+    values = learner_->begin_averaging(contributed_);
+  } else if (learner_->has_values()) {
+    // A pure reducer sends no vector of its own, but the parts it reduces carry real values.
+    reducer_scratch_.assign(learner_->parameter_count(), 0.0f);
+    values = reducer_scratch_;
+  }
+  const averaging::Timeouts timeouts =
+      timeouts_.for_round(averaging::predicted_round_seconds(roles, matchmaking::group_capacities(group),
+                                                             plan.length(), config_.codec));
+  averager_->start_round(std::move(plan), values, timeouts, [this, alive = alive_](const averaging::RoundOutcome& o) {
+    if (!*alive) return;
+    on_round_done(o);
+  });
+}
+
+void CollaborativePeer::set_step(std::uint64_t step) {
+  if (step == step_) return;
+  step_ = step;
+  if (events_.stepped) events_.stepped(step_);
 }
 
 void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
   in_round_ = false;
-  step_ = std::max(step_, round_step_);
-  const std::uint64_t contributed = contributed_;
-  contributed_ = 0;
+  if (sent_) learner_->apply_averaged();
+  sent_ = false;
+  set_step(std::max(step_, round_step_));
+  const std::uint64_t contributed = std::exchange(contributed_, 0);
   if (trainer_ && phase_ == Phase::Training) trainer_->resume();
   report();
   if (events_.round_finished) events_.round_finished(outcome, contributed, step_);

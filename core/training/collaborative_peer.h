@@ -1,62 +1,87 @@
 #pragma once
-// One peer of a DeDLOC collaboration, the whole schedule of SPEC §2.1 and §2.5 with no global view:
-// it computes micro-batches at its own speed (Trainer), publishes its progress in the DHT and
-// estimates the collaboration's (ProgressTracker), looks for an averaging group once the next
-// global step is near (Matchmaker), waits until the collaboration's estimated samples reach the
-// target batch, then averages its gradient with the group, weighted by samples (AveragingService,
-// roles from the planner over the group's announced capacities) and applies the step. A peer
-// whose step is more than one behind the global step downloads the state from an up-to-date peer
-// it finds in the progress records (StateService) and throws away what it had accumulated.
+// One peer of a collaboration: the whole training schedule of docs/dedloc.md §1 and §5 (and
+// DiLoCo's, docs/opendiloco.md §1), with no global view. It is the only training schedule in the
+// project; every binding hosts it unchanged.
 //
-// DPU on: averaging runs beside the next batch's computation and the step lands when the round
-// ends (one step of staleness). DPU off: the trainer pauses during the round.
+// The peer computes micro-batches with its learner (Trainer), tells its coordinator its progress
+// and reads the collaboration's, looks for an averaging group once the next global step is near,
+// waits until the step is due, then averages with its group (roles from the planner over the
+// members' announced capacities), weighted by samples, and applies the step. A peer more than one
+// step behind downloads the state from an up-to-date peer and throws away what it had accumulated.
 //
-// The peer owns its services and is the environment's sink; destroying it is its process dying.
-// Everything goes through the environment seam, so the same object runs in any binding.
+// When a step is due:
+// - DeDLOC (quota = 0): the collaboration's samples reach the target batch. With delayed parameter
+//   updates (dpu) averaging runs beside the next batch's computation and the step lands when the
+//   round ends (one step of staleness); without, the trainer pauses during the round.
+// - Quota > 0: every computing peer has contributed exactly `quota` samples. DiLoCo sets it to
+//   H x local batch (its compute calls are inner steps and the round averages pseudo-gradients);
+//   an averaging-only run sets it to 1 with an instant learner, so steps are averaging rounds back
+//   to back (DeDLOC's Table 1). Averaging is always in sequence then.
+//
+// What is injected (PeerParts): the coordinator (DHT in a real collaboration, an oracle in fast
+// simulations), the learner (libtorch live, a virtual one in the simulator) and optionally the
+// averager (AveragingService by default). The peer owns them; destroying it is its process dying.
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
-#include "core/averaging/averaging_service.h"
-#include "core/averaging/role_assignment.h"
-#include "core/dht/node.h"
+#include "core/averaging/averager.h"
+#include "core/averaging/roles_cache.h"
 #include "core/env.h"
-#include "core/matchmaking/matchmaker.h"
-#include "core/progress/progress_tracker.h"
+#include "core/planner/planner.h"
+#include "core/progress/global_progress.h"
 #include "core/service_mux.h"
+#include "core/training/coordinator.h"
+#include "core/training/learner.h"
+#include "core/training/mode.h"
+#include "core/training/round_timeouts.h"
 #include "core/training/state_service.h"
 #include "core/training/trainer.h"
 
 namespace swarmlab::core::training {
 
 struct CollaborativePeerConfig {
-  std::string run = "swarmlab";          // names the DHT keys of this collaboration
-  std::uint64_t target_batch = 4096;     // samples per global step
-  bool dpu = false;
-  std::uint64_t parameters = 0;          // gradient length
+  Mode mode = Mode::Dedloc;
+  std::uint64_t target_batch = 4096;  // samples per global step (quota = 0)
+  std::uint64_t quota = 0;            // > 0: every computing peer contributes exactly this many per step
+  bool dpu = false;                   // DeDLOC with a pooled target only
+  // A peer more than one step behind downloads the state. False for runs that carry no model
+  // (averaging-only): such a peer adopts the global step.
+  bool sync_state = true;
   codec::Codec codec = codec::Codec::Fp16;
   std::uint64_t part_bytes = averaging::kDefaultPartBytes;
   averaging::Strategy strategy = averaging::Strategy::Planned;
-  averaging::Timeouts timeouts;
-  planner::PeerCapacity capacity;        // what this peer announces; compute_sps > 0: it trains
+  std::optional<PeerId> parameter_server;  // ParameterServer: this peer serves whenever it is a member
+  RoundTimeoutBounds timeouts;             // bounds of the adaptive timeouts (round_timeouts.h)
+  planner::PeerCapacity capacity;          // what this peer announces; compute_sps > 0: it trains
   TrainerConfig trainer;
   StateConfig state;
-  dht::DhtConfig dht;
-  matchmaking::MatchmakingConfig matchmaking;  // its min_matchmaking_time is also how early to start
-  Seconds progress_expiration = 60;      // DeDLOC ALBERT runs: 30 s
-  Seconds report_period = 10;            // publish at least this often while training (plus at each step)
-  Seconds min_fetch_period = 0.5;        // progress reads: eta / 2, kept within these bounds
-  Seconds max_fetch_period = 10;
-  Seconds group_timeout = 30;            // matchmaking gives up after this and tries again
+  Seconds matchmaking_lead = 5;            // look for a group once the next step is this close
+  Seconds min_fetch_period = 0.5;          // progress reads: ever more often as the step nears,
+  Seconds max_fetch_period = 10;           //   within these bounds
+  Seconds group_timeout = 30;              // a search, or a formed group's wait for the step, gives up after this
+  // Solved roles, shared by every peer a simulation hosts (a pure function's memo); null: the
+  // peer keeps its own.
+  std::shared_ptr<averaging::RolesCache> roles_cache;
+
+  // The step target a coordinator of this peer must estimate against.
+  progress::StepTarget step_target() const;
+};
+
+// What the peer plugs in.
+struct PeerParts {
+  std::unique_ptr<Coordinator> coordinator;
+  std::unique_ptr<Learner> learner;
+  std::unique_ptr<averaging::Averager> averager;  // null: core::averaging::AveragingService
 };
 
 // What the peer tells whoever hosts it (metrics, sample accounting). Every field may be empty.
 struct CollaborativePeerEvents {
   std::function<void(std::uint64_t samples)> computed;
+  // This peer joined a group for the step after `step` (it may still have no role in the round).
+  std::function<void(const matchmaking::Group&, std::uint64_t step)> grouped;
   // A round begins with `contributed` samples of this peer's (0 for a pure reducer).
   std::function<void(const averaging::RoundPlan&, std::uint64_t contributed)> round_started;
   // The round ended and the step was applied; `step` is this peer's new step.
@@ -65,19 +90,23 @@ struct CollaborativePeerEvents {
   std::function<void(bool ok, std::uint64_t step)> sync_finished;
   // Accumulated samples thrown away: the peer fell behind and loads newer state.
   std::function<void(std::uint64_t samples)> discarded;
+  // The peer's step changed: a round ended, it sat a round out, it loaded or adopted a newer step.
+  std::function<void(std::uint64_t step)> stepped;
 };
 
 class CollaborativePeer {
  public:
   enum class Phase { Joining, Syncing, Training };
 
-  // Installs itself as env's sink. Throws std::invalid_argument on a zero target batch or parameter count.
-  CollaborativePeer(Environment& env, CollaborativePeerConfig config, CollaborativePeerEvents events = {});
+  // Installs its mux as env's sink. Throws std::invalid_argument on a missing coordinator or
+  // learner, a zero target (batch and quota), DPU with a quota, or a learner without parameters.
+  CollaborativePeer(Environment& env, CollaborativePeerConfig config, PeerParts parts,
+                    CollaborativePeerEvents events = {});
   ~CollaborativePeer();
   CollaborativePeer(const CollaborativePeer&) = delete;
   CollaborativePeer& operator=(const CollaborativePeer&) = delete;
 
-  // Joins the DHT through `bootstrap` (empty: the first peer) and starts the schedule.
+  // Joins the collaboration through `bootstrap` (empty: the first peer) and starts the schedule.
   void start(std::vector<PeerId> bootstrap);
 
   // The link rates it announces from now on (a bandwidth change it measured).
@@ -88,13 +117,20 @@ class CollaborativePeer {
   bool in_round() const { return in_round_; }
   std::uint64_t accumulated() const { return trainer_ ? trainer_->accumulated() : 0; }
   std::uint64_t contributed() const { return contributed_; }  // samples in the round in flight
-  Seconds compute_time() const { return trainer_ ? trainer_->compute_time() : 0; }
-  const dht::DhtNode& dht() const { return *dht_; }
-  const matchmaking::Matchmaker& matchmaker() const { return *matchmaker_; }
-  const progress::ProgressTracker& progress() const { return *progress_; }
+  std::uint64_t round_step() const { return round_step_; }     // the step the round in flight produces
+  bool quota_reached() const { return trainer_ && trainer_->quota_reached(); }
+  Seconds compute_time() const { return learner_->compute_seconds(); }
+  const Coordinator& coordinator() const { return *coordinator_; }
+  Learner& learner() { return *learner_; }
+  const RoundTimeouts& timeouts() const { return timeouts_; }
+  std::uint64_t rejected_states() const { return rejected_states_; }
+  // The roles this peer computes for a group (indexed like its members); nullptr when the group
+  // cannot average (nobody computes, or the strategy cannot run with these members).
+  const averaging::RoleAssignment* roles_for(const matchmaking::Group& group);
 
  private:
   bool trains() const { return config_.capacity.compute_sps > 0; }
+  bool sequential() const { return !config_.dpu || config_.quota > 0; }
   void on_samples(std::uint64_t n);
   void report();
   void schedule_fetch(Seconds delay);
@@ -104,35 +140,36 @@ class CollaborativePeer {
   void start_training();
   void maybe_look_for_group(const progress::GlobalProgress& g);
   void on_group(std::optional<matchmaking::Group> group);
-  void begin_round_when_ready(const matchmaking::Group& group);
-  void wait_for_batch(const matchmaking::Group& group, Seconds deadline);
+  void wait_for_step(const matchmaking::Group& group, Seconds deadline);
   void begin_round(const matchmaking::Group& group);
   void on_round_done(const averaging::RoundOutcome& outcome);
-  // The roles for a group (cached by its announcements); nullptr when no member computes.
-  const averaging::RoleAssignment* roles_for(const matchmaking::Group& group);
+  void set_step(std::uint64_t step);
 
   Environment& env_;
   CollaborativePeerConfig config_;
   CollaborativePeerEvents events_;
-  ServiceMux mux_;
-  std::unique_ptr<dht::DhtNode> dht_;
-  std::unique_ptr<progress::ProgressTracker> progress_;
-  std::unique_ptr<matchmaking::Matchmaker> matchmaker_;
-  std::unique_ptr<averaging::AveragingService> averaging_;
+  std::unique_ptr<ServiceMux> mux_;
+  // Declared in dependency order: destroyed in reverse, the trainer before the learner it drives.
+  std::unique_ptr<Coordinator> coordinator_;
+  std::unique_ptr<Learner> learner_;
+  std::unique_ptr<averaging::Averager> averager_;
   std::unique_ptr<StateService> state_;
   std::unique_ptr<Trainer> trainer_;
+  RoundTimeouts timeouts_;
 
   Phase phase_ = Phase::Joining;
   std::uint64_t step_ = 0;
   std::uint64_t known_global_step_ = 0;
   bool in_round_ = false;
+  bool sent_ = false;              // this peer's vector is in the round in flight
   std::uint64_t contributed_ = 0;
   std::uint64_t round_step_ = 0;   // the step this round produces
-  Seconds last_report_ = -1e300;
+  Seconds group_formed_ = 0;
+  std::vector<float> reducer_scratch_;  // the vector of a round this peer only reduces (real values)
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
   bool fetch_in_flight_ = false;
-  std::map<std::vector<std::uint8_t>, std::optional<averaging::RoleAssignment>> roles_cache_;
-  // Callbacks from the DHT and services may outlive this object; they check this flag first.
+  std::uint64_t rejected_states_ = 0;
+  // Callbacks from services may outlive this object; they check this flag first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -1,7 +1,8 @@
 #pragma once
-// Where every computed sample ends up (SPEC §2.1: no sample may silently vanish). A sample is
-// computed when its micro-batch completes; from then on it is pending (accumulated, or contributed
-// to a round still running) until it lands in an applied step or is lost with a departing peer.
+// Where every computed sample ends up (docs/dedloc.md §1: no sample may silently vanish). A sample
+// is computed when its micro-batch completes; from then on it is pending (accumulated, or
+// contributed to a round still running) until it lands in an applied step, is lost with a
+// departing peer, or is discarded because its peer fell behind and loads newer state.
 #include <cstdint>
 
 namespace swarmlab::core::training {
@@ -10,12 +11,14 @@ struct SampleLedger {
   std::uint64_t computed = 0;
   std::uint64_t in_steps = 0;
   std::uint64_t lost = 0;
+  std::uint64_t discarded = 0;
   std::uint64_t pending = 0;
 
   void on_computed(std::uint64_t n) { computed += n, pending += n; }
   void on_stepped(std::uint64_t n) { in_steps += n, pending -= n; }
   void on_lost(std::uint64_t n) { lost += n, pending -= n; }
-  bool balanced() const { return computed == in_steps + lost + pending; }
+  void on_discarded(std::uint64_t n) { discarded += n, pending -= n; }
+  bool balanced() const { return computed == in_steps + lost + discarded + pending; }
 };
 
 }  // namespace swarmlab::core::training

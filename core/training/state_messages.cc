@@ -8,7 +8,7 @@ namespace swarmlab::core::training {
 Message encode_state(const StateMessage& m) {
   Message out;
   Writer w(out.bytes);
-  w.u8(static_cast<std::uint8_t>(Service::State));
+  w.u8(static_cast<std::uint8_t>(ServiceId::State));
   w.u8(static_cast<std::uint8_t>(m.kind));
   w.u64(m.request_id);
   if (m.kind == StateKind::Header) {
@@ -18,14 +18,15 @@ Message encode_state(const StateMessage& m) {
   } else if (m.kind == StateKind::Chunk) {
     w.u32(m.index);
     w.u32(m.bytes);
-    out.virtual_bytes = m.bytes;
+    if (m.virtual_payload) out.virtual_bytes = m.bytes;
+    else w.raw(m.payload);
   }
   return out;
 }
 
 StateMessage decode_state(const Message& message) {
   Reader r(message.bytes);
-  if (r.u8() != static_cast<std::uint8_t>(Service::State)) throw DecodeError("not a state message");
+  if (r.u8() != static_cast<std::uint8_t>(ServiceId::State)) throw DecodeError("not a state message");
   StateMessage m;
   const std::uint8_t kind = r.u8();
   if (kind < 1 || kind > 3) throw DecodeError("unknown state message kind");
@@ -38,7 +39,13 @@ StateMessage decode_state(const Message& message) {
   } else if (m.kind == StateKind::Chunk) {
     m.index = r.u32();
     m.bytes = r.u32();
-    if (message.virtual_bytes != m.bytes) throw DecodeError("chunk size disagrees with its payload");
+    if (message.virtual_bytes > 0) {
+      if (message.virtual_bytes != m.bytes) throw DecodeError("chunk size disagrees with its payload");
+      m.virtual_payload = true;
+    } else {
+      const auto payload = r.raw(m.bytes);
+      m.payload.assign(payload.begin(), payload.end());
+    }
   }
   r.finish();
   if (m.kind != StateKind::Chunk && message.virtual_bytes != 0) throw DecodeError("unexpected payload");

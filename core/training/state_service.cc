@@ -7,8 +7,8 @@
 
 namespace swarmlab::core::training {
 
-StateService::StateService(Environment& env, StateConfig config, StepSource step)
-    : env_(env), config_(config), step_(std::move(step)) {
+StateService::StateService(Environment& env, StateConfig config, Source source)
+    : env_(env), config_(config), source_(std::move(source)) {
   if (config_.chunk_bytes == 0 || config_.chunk_bytes > 0xFFFFFFFFull)
     throw std::invalid_argument("state chunk size must be in [1, 2^32)");
 }
@@ -24,9 +24,14 @@ void StateService::download(PeerId provider, Done done) {
   provider_ = provider;
   ++request_id_;
   have_header_ = false;
+  total_bytes_ = received_bytes_ = 0;
   chunks_expected_ = chunks_received_ = 0;
+  received_.clear();
   last_heard_ = env_.now();
-  env_.send(provider, encode_state({StateKind::Request, request_id_}));
+  StateMessage request;
+  request.kind = StateKind::Request;
+  request.request_id = request_id_;
+  env_.send(provider, encode_state(request));
   arm_watchdog();
 }
 
@@ -47,32 +52,49 @@ void StateService::handle(PeerId from, const Message& message) {
 
 void StateService::serve(PeerId to, std::uint64_t request_id) {
   ++served_;
-  const std::uint64_t total = config_.state_bytes;
+  StateSnapshot snap = source_();
+  const bool carried = !snap.bytes.empty();
+  const std::uint64_t total = carried ? snap.bytes.size() : snap.virtual_bytes;
   const auto chunks = static_cast<std::uint32_t>((total + config_.chunk_bytes - 1) / config_.chunk_bytes);
-  StateMessage header{StateKind::Header, request_id};
-  header.step = step_();
+  StateMessage header;
+  header.kind = StateKind::Header;
+  header.request_id = request_id;
+  header.step = snap.step;
   header.total_bytes = total;
   header.chunks = chunks;
   env_.send(to, encode_state(header));
   // Queued all at once: the connection delivers them in order at whatever rate the path allows.
   for (std::uint32_t i = 0; i < chunks; ++i) {
-    StateMessage c{StateKind::Chunk, request_id};
+    StateMessage c;
+    c.kind = StateKind::Chunk;
+    c.request_id = request_id;
     c.index = i;
-    c.bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(config_.chunk_bytes, total - std::uint64_t{i} * config_.chunk_bytes));
+    const std::uint64_t first = std::uint64_t{i} * config_.chunk_bytes;
+    c.bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(config_.chunk_bytes, total - first));
+    c.virtual_payload = !carried;
+    if (carried) c.payload.assign(snap.bytes.begin() + static_cast<std::ptrdiff_t>(first),
+                                  snap.bytes.begin() + static_cast<std::ptrdiff_t>(first + c.bytes));
     env_.send(to, encode_state(c));
   }
 }
 
 void StateService::on_header(const StateMessage& m) {
+  if (have_header_ || m.total_bytes > config_.max_state_bytes) return finish(false);
   have_header_ = true;
   step_at_provider_ = m.step;
+  total_bytes_ = m.total_bytes;
   chunks_expected_ = m.chunks;
-  if (chunks_expected_ == 0) finish(true);
+  if (chunks_expected_ == 0) finish(total_bytes_ == 0);
 }
 
-void StateService::on_chunk(const StateMessage& m) {
-  if (!have_header_ || m.index != chunks_received_) return finish(false);  // out of order: broken stream
-  if (++chunks_received_ == chunks_expected_) finish(true);
+void StateService::on_chunk(StateMessage& m) {
+  // Out of order, beyond the announced size, or a mix of carried and charged chunks: a broken stream.
+  if (!have_header_ || m.index != chunks_received_ || m.bytes > total_bytes_ - received_bytes_ ||
+      (m.virtual_payload && !received_.empty()) || (!m.virtual_payload && received_.size() != received_bytes_))
+    return finish(false);
+  received_bytes_ += m.bytes;
+  if (!m.virtual_payload) received_.insert(received_.end(), m.payload.begin(), m.payload.end());
+  if (++chunks_received_ == chunks_expected_) finish(received_bytes_ == total_bytes_);
 }
 
 void StateService::on_link_failure(PeerId peer) {
@@ -90,13 +112,18 @@ void StateService::arm_watchdog() {
 }
 
 void StateService::finish(bool ok) {
+  if (!done_) return;
   if (watchdog_) env_.cancel(watchdog_);
   watchdog_ = 0;
   Done done = std::move(done_);
   done_ = nullptr;
   const std::uint64_t step = step_at_provider_;
+  std::vector<std::uint8_t> bytes = ok ? std::move(received_) : std::vector<std::uint8_t>{};
+  received_.clear();
   // Never inside download() or a handler's caller's stack frame that may still use us.
-  env_.schedule(0, [done = std::move(done), ok, step] { done(ok, step); });
+  env_.schedule(0, [done = std::move(done), ok, step, bytes = std::move(bytes)]() mutable {
+    done(ok, step, std::move(bytes));
+  });
 }
 
 }  // namespace swarmlab::core::training

@@ -1,11 +1,15 @@
 #pragma once
 // Serves this peer's parameters + optimizer state to peers that fell behind, and downloads them
-// from an up-to-date peer (SPEC §2.1; hivemind's load_state_from_peers, 64 KiB chunks). The bytes
-// are charged exactly (state_bytes, chunked) but carried as virtual payload: the simulator
-// measures time and traffic, not the values.
+// from an up-to-date peer (docs/dedloc.md §1; hivemind's load_state_from_peers, 64 KiB chunks).
+// What is served comes from the learner (core/training/learner.h): real bytes, or, for a
+// sizes-only learner, a size the simulator charges as virtual payload.
+//
+// The downloader trusts nothing: a header announcing more than max_state_bytes, chunks out of
+// order or beyond the announced size, or silence for idle_timeout fail the download; the peer
+// then asks someone else.
 #include <cstdint>
 #include <functional>
-#include <memory>
+#include <vector>
 
 #include "core/env.h"
 #include "core/training/state_messages.h"
@@ -13,20 +17,27 @@
 namespace swarmlab::core::training {
 
 struct StateConfig {
-  std::uint64_t state_bytes = 0;         // parameters + optimizer state as sent
   std::uint64_t chunk_bytes = 64 * 1024;
-  Seconds idle_timeout = 60;             // a download with no progress for this long fails
+  Seconds idle_timeout = 60;                          // a download with no progress for this long fails
+  std::uint64_t max_state_bytes = std::uint64_t{1} << 36;  // 64 GiB: larger announcements are refused
 };
 
-class StateService {
- public:
-  // This peer's current optimizer step, reported with the state it serves.
-  using StepSource = std::function<std::uint64_t()>;
-  // ok = the whole state arrived; step = the provider's step it belongs to.
-  using Done = std::function<void(bool ok, std::uint64_t step)>;
+// What this peer serves when asked.
+struct StateSnapshot {
+  std::uint64_t step = 0;
+  std::vector<std::uint8_t> bytes;  // the state, when the learner has values
+  std::uint64_t virtual_bytes = 0;  // otherwise its size, charged but not carried
+};
 
-  StateService(Environment& env, StateConfig config, StepSource step);
-  ~StateService();
+class StateService final : public Service {
+ public:
+  using Source = std::function<StateSnapshot()>;
+  // ok = the whole state arrived; step = the provider's step it belongs to; bytes = the state
+  // (empty when it travelled as virtual bytes).
+  using Done = std::function<void(bool ok, std::uint64_t step, std::vector<std::uint8_t> bytes)>;
+
+  StateService(Environment& env, StateConfig config, Source source);
+  ~StateService() override;
   StateService(const StateService&) = delete;
   StateService& operator=(const StateService&) = delete;
 
@@ -35,8 +46,8 @@ class StateService {
   void download(PeerId provider, Done done);
   bool downloading() const { return static_cast<bool>(done_); }
 
-  void handle(PeerId from, const Message& message);
-  void on_link_failure(PeerId peer);
+  void handle(PeerId from, const Message& message) override;
+  void on_link_failure(PeerId peer) override;
 
   std::uint64_t served() const { return served_; }
   std::uint64_t malformed() const { return malformed_; }
@@ -44,20 +55,22 @@ class StateService {
  private:
   void serve(PeerId to, std::uint64_t request_id);
   void on_header(const StateMessage& m);
-  void on_chunk(const StateMessage& m);
+  void on_chunk(StateMessage& m);
   void arm_watchdog();
   void finish(bool ok);
 
   Environment& env_;
   StateConfig config_;
-  StepSource step_;
+  Source source_;
   // The download in progress.
   Done done_;
   PeerId provider_ = 0;
   std::uint64_t request_id_ = 0;
   bool have_header_ = false;
   std::uint64_t step_at_provider_ = 0;
+  std::uint64_t total_bytes_ = 0, received_bytes_ = 0;
   std::uint32_t chunks_expected_ = 0, chunks_received_ = 0;
+  std::vector<std::uint8_t> received_;
   Seconds last_heard_ = 0;
   TimerHandle watchdog_ = 0;
   std::uint64_t served_ = 0;

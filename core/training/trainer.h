@@ -1,22 +1,22 @@
 #pragma once
-// One peer's local training loop (SPEC §2.1): it computes gradients in micro-batches through
-// Environment::compute at its own speed and accumulates samples towards its next contribution.
-// Whoever coordinates the collaboration (the progress estimate and matchmaking, or a simulator's
-// driver) takes the accumulated samples when a global step begins and tells the trainer when to
-// pause (averaging in sequence) and resume, and when a step has been applied.
+// One peer's local training loop (docs/dedloc.md §1): it runs its learner in micro-batches, at the
+// learner's own pace, and counts the samples accumulated towards its next contribution. The peer
+// that owns it takes the accumulated samples when a round begins, pauses it (averaging in sequence,
+// loading state) and resumes it.
 //
 // Pausing lets the micro-batch in flight finish: a GPU does not abandon a forward/backward pass,
 // and its samples count towards the next contribution.
 #include <cstdint>
 #include <functional>
 
-#include "core/env.h"
+#include "core/training/learner.h"
 
 namespace swarmlab::core::training {
 
 struct TrainerConfig {
   std::uint64_t micro_batch = 16;  // samples per compute call
-  // Stop after this many samples since the last take() (DiLoCo's H x local batch); 0 = no quota.
+  // Stop after this many samples since the last take() (DiLoCo's H x local batch, or an
+  // averaging-only run's fixed contribution); 0 = no quota.
   std::uint64_t quota = 0;
 };
 
@@ -25,8 +25,8 @@ class Trainer {
   // Called after each micro-batch with its sample count.
   using OnSamples = std::function<void(std::uint64_t samples)>;
 
-  Trainer(Environment& env, TrainerConfig config, OnSamples on_samples);
-  ~Trainer();
+  // Throws std::invalid_argument on a zero micro-batch.
+  Trainer(Learner& learner, TrainerConfig config, OnSamples on_samples);
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
@@ -38,28 +38,21 @@ class Trainer {
   std::uint64_t take();
 
   std::uint64_t accumulated() const { return accumulated_; }
-  bool computing() const { return job_ != 0; }
+  bool computing() const { return in_flight_; }
+  bool running() const { return running_; }
   bool quota_reached() const { return config_.quota > 0 && accumulated_ >= config_.quota; }
-  // Busy time of the compute device so far, including the micro-batch in flight up to now.
-  Seconds compute_time() const;
-
-  // Optimizer steps this peer has applied (its view of the global step).
-  std::uint64_t step() const { return step_; }
-  void set_step(std::uint64_t step) { step_ = step; }
+  const TrainerConfig& config() const { return config_; }
 
  private:
   void launch();
   void on_done(std::uint64_t samples);
 
-  Environment& env_;
+  Learner& learner_;
   TrainerConfig config_;
   OnSamples on_samples_;
   bool running_ = false;
-  TimerHandle job_ = 0;
-  Seconds job_started_ = 0;
-  Seconds busy_ = 0;
+  bool in_flight_ = false;
   std::uint64_t accumulated_ = 0;
-  std::uint64_t step_ = 0;
 };
 
 }  // namespace swarmlab::core::training

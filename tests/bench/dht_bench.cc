@@ -7,7 +7,7 @@
 #include "core/dht/messages.h"
 #include "core/dht/routing_table.h"
 #include "core/dht/sha1.h"
-#include "sim/dht_experiment.h"
+#include "sim/experiments/dht_experiment.h"
 
 namespace swarmlab {
 namespace {

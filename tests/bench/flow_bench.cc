@@ -3,7 +3,7 @@
 // Target: 1,000 flows in under 1 ms.
 #include <benchmark/benchmark.h>
 
-#include "sim/flow_network.h"
+#include "sim/network/flow_network.h"
 
 namespace {
 

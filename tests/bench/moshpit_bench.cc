@@ -7,7 +7,7 @@
 
 #include "core/moshpit/grid.h"
 #include "core/rng.h"
-#include "sim/moshpit_experiment.h"
+#include "sim/experiments/moshpit_experiment.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "sim/ns3/ns3_network.h"
+#include "sim/network/ns3/ns3_network.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 #include <benchmark/benchmark.h>
 
 #include "scenarios/scenario_loader.h"
-#include "sim/averaging_experiment.h"
+#include "sim/experiments/averaging_experiment.h"
 
 namespace {
 

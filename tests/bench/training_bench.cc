@@ -3,7 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "scenarios/scenario_loader.h"
-#include "sim/training_experiment.h"
+#include "sim/experiments/training_experiment.h"
 
 namespace {
 

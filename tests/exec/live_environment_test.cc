@@ -108,8 +108,7 @@ TEST(LiveEnvironment, ButterflyRoundOverTcpAveragesExactly) {
     services.push_back(std::make_unique<core::averaging::AveragingService>(*p.envs[i]));
     muxes.push_back(std::make_unique<core::ServiceMux>());
     auto* svc = services.back().get();
-    muxes.back()->add(core::Service::Averaging, [svc](core::PeerId f, core::Message m) { svc->handle(f, m); },
-                      [svc](core::PeerId peer) { svc->on_link_failure(peer); });
+    muxes.back()->add(core::ServiceId::Averaging, *svc);
     p.envs[i]->set_sink(muxes.back().get());
     p.envs[i]->start();
   }

@@ -18,7 +18,7 @@ TEST(LiveSwarmSlow, HundredMegabyteAverageOverLoopback) {
   LaunchOptions o = testing::test_launch(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/table1/A.json", dir.path + "/out");
   o.strategy = core::averaging::Strategy::Planned;
   o.parameters = 26'214'400;  // 100 MiB of fp32
-  o.precision = scenarios::WirePrecision::Fp32;
+  o.precision = core::codec::Codec::Fp32;
   o.rounds = 3;
   o.deadline_s = 600;
   o.measure_loopback = true;

@@ -48,8 +48,6 @@ inline LaunchOptions test_launch(const std::string& scenario, const std::string&
   o.scenario_path = scenario;
   o.out_dir = out;
   o.executable = std::string(SWARMLAB_BINARY_DIR) + "/swarmlab";
-  o.startup_timeout_s = 20;
-  o.barrier_timeout_s = 2;
   o.deadline_s = 60;
   return o;
 }

@@ -18,8 +18,8 @@
 #include "core/dht/messages.h"
 #include "core/dht/node.h"
 #include "sim/engine.h"
-#include "sim/latency_network.h"
-#include "sim/sim_world.h"
+#include "sim/network/latency_network.h"
+#include "sim/binding/sim_world.h"
 
 namespace {
 
@@ -103,8 +103,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   World w;
   bool changed = false;
   const std::vector<std::uint8_t> bytes = fold_peers(in, changed);
-  w.nodes[0]->handle(1, bytes);
-  w.nodes[0]->handle(2, bytes);
+  w.nodes[0]->receive(1, bytes);
+  w.nodes[0]->receive(2, bytes);
   w.engine.run_until(kFeedAt + 20);  // timeouts, lookups and stores run to completion
 
   // The node must still be alive and well: a ping from peer 1 gets an answer.
@@ -114,7 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ping.sender = w.nodes[1]->id();
   ping.sender_time = w.engine.now();
   const auto sent_before = w.nodes[0]->stats().messages_sent;
-  if (!w.nodes[0]->handle(1, core::dht::encode(ping))) std::abort();
+  if (!w.nodes[0]->receive(1, core::dht::encode(ping))) std::abort();
   if (w.nodes[0]->stats().messages_sent != sent_before + 1) std::abort();
   return 0;
 }
@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
         reply.record = core::dht::Record(core::dht::Dictionary{{{'a'}, {{1}, 50}}, {{'b'}, {{2}, 60}}});
       reply.stored = true;
       World w;
-      if (w.nodes[0]->handle(1, core::dht::encode(reply))) {
+      if (w.nodes[0]->receive(1, core::dht::encode(reply))) {
         write("reply_" + std::to_string(static_cast<int>(kind)), core::dht::encode(reply));
         break;
       }

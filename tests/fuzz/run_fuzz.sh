@@ -19,9 +19,9 @@ sources=(
   "$root"/core/wire.cc
   "$root"/core/dht/*.cc
   "$root"/sim/engine.cc
-  "$root"/sim/sim_world.cc
-  "$root"/sim/chrome_trace.cc
-  "$root"/sim/latency_network.cc
+  "$root"/sim/binding/sim_world.cc
+  "$root"/sim/binding/chrome_trace.cc
+  "$root"/sim/network/latency_network.cc
 )
 flags=(-std=c++20 -O1 -g -I "$root" -fno-omit-frame-pointer)
 

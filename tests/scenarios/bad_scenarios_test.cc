@@ -113,9 +113,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadScenario{"bad_enum.json", "workload.wire_precision",
                     "expected one of \"fp32\", \"fp16\", \"fp16-scaled\", \"uint8\", got the string \"fp8\""},
         BadScenario{"bad_coordination.json", "training.coordination",
-                    "expected one of \"exact\", \"dht\", got the string \"gossip\""},
-        BadScenario{"diloco_dht.json", "training.coordination",
-                    "\"exact\": the DiLoCo schedule is coordinated by the simulator only"},
+                    "expected one of \"oracle\", \"dht\", got the string \"gossip\""},
+        // The simulator's global-view coordinator is called "oracle" (sim/binding/oracle.h).
+        BadScenario{"coordination_exact.json", "training.coordination",
+                    "expected one of \"oracle\", \"dht\", got the string \"exact\""},
         BadScenario{"leave_before_join.json", "peers[1].leave_s",
                     "expected a time after join_s (7200 s), got 3600 s"},
         BadScenario{"failure_rate_too_high.json", "peers[0].failure_rate",

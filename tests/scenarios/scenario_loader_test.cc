@@ -41,7 +41,7 @@ TEST(ScenarioLoader, LoadsEveryField) {
   EXPECT_EQ(s.seed, 7u);
   EXPECT_EQ(s.workload.model, "resnet50");
   EXPECT_EQ(s.workload.parameters, 25557032u);
-  EXPECT_EQ(s.workload.wire_precision, WirePrecision::Fp16Scaled);
+  EXPECT_EQ(s.workload.wire_precision, core::codec::Codec::Fp16Scaled);
   EXPECT_EQ(s.workload.target_batch, 32768u);
 
   ASSERT_EQ(s.peers.size(), 6u);
@@ -73,7 +73,7 @@ TEST(ScenarioLoader, LoadsEveryField) {
   EXPECT_EQ(s.pair_caps[1], (PairCap{3, 0, 100e6}));
   EXPECT_EQ(s.pair_caps.back(), (PairCap{5, 0, 1e9}));
 
-  EXPECT_EQ(s.averaging.strategy, AveragingStrategy::ParameterServer);
+  EXPECT_EQ(s.averaging.strategy, core::averaging::Strategy::ParameterServer);
   EXPECT_EQ(s.averaging.rounds, 100u);
   EXPECT_EQ(s.averaging.part_bytes, 65536u);
   EXPECT_EQ(s.averaging.ps_peer, std::optional<std::size_t>(5));
@@ -88,10 +88,10 @@ TEST(ScenarioLoader, Defaults) {
       "min.json");
   EXPECT_EQ(s.seed, 1u);
   EXPECT_EQ(s.description, "");
-  EXPECT_EQ(s.workload.wire_precision, WirePrecision::Fp16);
+  EXPECT_EQ(s.workload.wire_precision, core::codec::Codec::Fp16);
   ASSERT_EQ(s.peers.size(), 1u);
   EXPECT_EQ(s.peers[0].name, "solo");
-  EXPECT_EQ(s.averaging.strategy, AveragingStrategy::Planner);
+  EXPECT_EQ(s.averaging.strategy, core::averaging::Strategy::Planned);
   EXPECT_EQ(s.averaging.rounds, 1u);
   EXPECT_EQ(s.averaging.part_bytes, 524288u);
   EXPECT_FALSE(s.averaging.ps_peer.has_value());
@@ -114,12 +114,17 @@ TEST(ScenarioLoader, FindPeer) {
   EXPECT_FALSE(s.find_peer("nobody").has_value());
 }
 
-TEST(ScenarioLoader, EnumNames) {
-  EXPECT_EQ(to_string(WirePrecision::Fp16Scaled), "fp16-scaled");
-  EXPECT_EQ(to_string(WirePrecision::Uint8), "uint8");
-  EXPECT_EQ(to_string(Reachability::Client), "client");
-  EXPECT_EQ(to_string(AveragingStrategy::Planner), "ours");
-  EXPECT_EQ(to_string(AveragingStrategy::AllReduce), "ar");
+TEST(ScenarioLoader, EnumNamesRoundTripThroughTheirOneTable) {
+  EXPECT_EQ(core::codec::name(core::codec::Codec::Fp16Scaled), "fp16-scaled");
+  EXPECT_EQ(core::codec::name(core::codec::Codec::Uint8Uniform), "uint8");
+  EXPECT_EQ(core::name_of(kReachabilityNames, Reachability::Client), "client");
+  EXPECT_EQ(core::averaging::name(core::averaging::Strategy::Planned), "ours");
+  EXPECT_EQ(core::averaging::label(core::averaging::Strategy::Planned), "Ours");
+  EXPECT_EQ(core::name_of(kCoordinationNames, Coordination::Oracle), "oracle");
+  for (const auto& n : core::averaging::kStrategyNames)
+    EXPECT_EQ(core::parse_name(core::averaging::kStrategyNames, n.name), n.value);
+  for (const auto& n : core::codec::kCodecNames) EXPECT_EQ(core::codec::parse_codec(n.name), n.value);
+  EXPECT_FALSE(core::parse_name(core::training::kModeNames, "exact").has_value());
 }
 
 // A scenario with traces, written to a temporary folder; trace paths are relative to it.

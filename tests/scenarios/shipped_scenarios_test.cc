@@ -71,7 +71,7 @@ TEST(ShippedScenarios, Albert) {
   for (const Scenario* s : {&hb, &het, &lb, &aux, &tv}) {
     EXPECT_EQ(s->workload.model, "albert-large");
     EXPECT_EQ(s->workload.target_batch, 4096u);
-    EXPECT_EQ(s->workload.wire_precision, WirePrecision::Fp16);
+    EXPECT_EQ(s->workload.wire_precision, core::codec::Codec::Fp16);
   }
   ASSERT_EQ(hb.peers.size(), 16u);
   for (const auto& p : hb.peers) EXPECT_EQ(p.upload_bps, 25e9);
@@ -81,8 +81,8 @@ TEST(ShippedScenarios, Albert) {
     EXPECT_EQ(count_group(*s, "t4-100mbps"), 8u);
     EXPECT_EQ(count_group(*s, "t4-50mbps"), 4u);
   }
-  EXPECT_EQ(het.averaging.strategy, AveragingStrategy::AllReduce);
-  EXPECT_EQ(lb.averaging.strategy, AveragingStrategy::Planner);
+  EXPECT_EQ(het.averaging.strategy, core::averaging::Strategy::AllReduce);
+  EXPECT_EQ(lb.averaging.strategy, core::averaging::Strategy::Planned);
   EXPECT_EQ(het.peers.size(), 16u);
   EXPECT_EQ(lb.peers.size(), 16u);
 

@@ -147,7 +147,7 @@ TEST(ButterflyRound, MalformedAndForeignMessagesAreDroppedWithoutHarm) {
   swarm.start(plan_for({1, 1, 1}, {0.4, 0.3, 0.3}, length), &values);
   // Garbage from peer 2 to peer 0 before the real traffic.
   Message junk;
-  junk.bytes = {static_cast<std::uint8_t>(Service::Averaging), 1, 2, 3};
+  junk.bytes = {static_cast<std::uint8_t>(ServiceId::Averaging), 1, 2, 3};
   swarm.world->env(2).send(0, junk);
   swarm.engine.run();
   EXPECT_EQ(swarm.services[0]->malformed_messages(), 1u);

@@ -9,8 +9,8 @@
 #include "core/averaging/averaging_service.h"
 #include "core/averaging/role_assignment.h"
 #include "core/service_mux.h"
-#include "sim/flow_network.h"
-#include "sim/sim_world.h"
+#include "sim/network/flow_network.h"
+#include "sim/binding/sim_world.h"
 
 namespace swarmlab::core::averaging::testing {
 
@@ -33,9 +33,7 @@ struct Swarm {
       services.push_back(std::make_unique<AveragingService>(world->env(i)));
       muxes.push_back(std::make_unique<ServiceMux>());
       AveragingService* s = services.back().get();
-      muxes.back()->add(
-          Service::Averaging, [s](PeerId from, Message m) { s->handle(from, m); },
-          [s](PeerId p) { s->on_link_failure(p); });
+      muxes.back()->add(ServiceId::Averaging, *s);
       world->env(i).set_sink(muxes.back().get());
     }
   }

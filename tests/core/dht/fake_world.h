@@ -68,14 +68,14 @@ class FakeWorld {
       Peer& dst = *world.peers_.at(to);
       world.at(world.now_ + world.latency_, [this, &dst, e = dst.epoch, m = std::move(m)]() mutable {
         if (dst.up && dst.epoch == e) {
-          if (dst.sink) dst.sink->on_message(id, std::move(m));
+          if (dst.sink) dst.sink->handle(id, m);
         } else if (!dst.silent && up && sink) {
           sink->on_link_failure(dst.id);
         }
       });
     }
     void set_pacing(PeerId, double) override {}
-    void set_sink(MessageSink* s) override { sink = s; }
+    void set_sink(Service* s) override { sink = s; }
     TimerHandle compute(std::uint64_t, std::function<void()>) override {
       throw std::logic_error("fake world: no compute");
     }
@@ -84,7 +84,7 @@ class FakeWorld {
     FakeWorld& world;
     PeerId id;
     Rng rng_;
-    MessageSink* sink = nullptr;
+    Service* sink = nullptr;
     bool up = true, silent = false;
     std::uint64_t epoch = 0;
   };

@@ -63,8 +63,8 @@ TEST(DhtMessages, EveryKindRoundTrips) {
   const WireLimits limits;
   for (const DhtMessage& m : samples()) {
     const auto bytes = encode(m);
-    EXPECT_EQ(bytes[0], static_cast<std::uint8_t>(Service::Dht));
-    EXPECT_EQ(peek_service(bytes), Service::Dht);
+    EXPECT_EQ(bytes[0], static_cast<std::uint8_t>(ServiceId::Dht));
+    EXPECT_EQ(peek_service(bytes), ServiceId::Dht);
     EXPECT_EQ(decode(bytes, limits), m) << "kind " << int(m.kind);
   }
 }

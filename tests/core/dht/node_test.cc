@@ -224,13 +224,13 @@ struct Probe {
 
 TEST(DhtNode, ClockSkewBeyondToleranceIsRejected) {
   Probe p;
-  EXPECT_FALSE(p.node->handle(1, p.ping(104)));
-  EXPECT_FALSE(p.node->handle(1, p.ping(96.5)));
+  EXPECT_FALSE(p.node->receive(1, p.ping(104)));
+  EXPECT_FALSE(p.node->receive(1, p.ping(96.5)));
   EXPECT_EQ(p.node->stats().dropped_clock_skew, 2u);
   p.world.run_for(1);
   EXPECT_EQ(p.replies(), 0u);
   EXPECT_FALSE(p.node->routing_table().contains(NodeId::of_key("probe")));
-  EXPECT_TRUE(p.node->handle(1, p.ping(p.world.now() + 2.9)));
+  EXPECT_TRUE(p.node->receive(1, p.ping(p.world.now() + 2.9)));
   p.world.run_for(1);
   EXPECT_EQ(p.replies(), 1u);
   EXPECT_TRUE(p.node->routing_table().contains(NodeId::of_key("probe")));
@@ -239,11 +239,11 @@ TEST(DhtNode, ClockSkewBeyondToleranceIsRejected) {
 TEST(DhtNode, MalformedAndUnexpectedMessagesAreDroppedHarmlessly) {
   Probe p;
   const std::vector<std::uint8_t> garbage{1, 2, 3};
-  EXPECT_FALSE(p.node->handle(1, garbage));
-  EXPECT_FALSE(p.node->handle(1, std::vector<std::uint8_t>{}));
+  EXPECT_FALSE(p.node->receive(1, garbage));
+  EXPECT_FALSE(p.node->receive(1, std::vector<std::uint8_t>{}));
   auto trailing = p.ping(p.world.now());
   trailing.push_back(0);
-  EXPECT_FALSE(p.node->handle(1, trailing));
+  EXPECT_FALSE(p.node->receive(1, trailing));
   EXPECT_EQ(p.node->stats().dropped_malformed, 3u);
   // A reply nobody asked for.
   DhtMessage pong;
@@ -251,21 +251,21 @@ TEST(DhtNode, MalformedAndUnexpectedMessagesAreDroppedHarmlessly) {
   pong.request_id = 42;
   pong.sender = NodeId::of_key("probe");
   pong.sender_time = p.world.now();
-  EXPECT_FALSE(p.node->handle(1, encode(pong)));
+  EXPECT_FALSE(p.node->receive(1, encode(pong)));
   EXPECT_EQ(p.node->stats().dropped_unexpected, 1u);
   // A message claiming to come from the node itself.
   DhtMessage self = pong;
   self.kind = MessageKind::PingRequest;
   self.sender = p.node->id();
-  EXPECT_FALSE(p.node->handle(1, encode(self)));
+  EXPECT_FALSE(p.node->receive(1, encode(self)));
   p.world.run_for(1);
   EXPECT_EQ(p.replies(), 0u);
-  // The node still works, through the MessageSink adapter too.
-  p.node->on_message(1, Message{p.ping(p.world.now()), 0});
+  // The node still works, through the Service interface too.
+  p.node->handle(1, Message{p.ping(p.world.now()), 0});
   p.world.run_for(1);
   EXPECT_EQ(p.replies(), 1u);
   const auto& reply = p.world.sent.back();
-  EXPECT_EQ(peek_service(reply.bytes), Service::Dht);
+  EXPECT_EQ(peek_service(reply.bytes), ServiceId::Dht);
   EXPECT_EQ(decode(reply.bytes, WireLimits{}).kind, MessageKind::PingResponse);
 }
 
@@ -283,9 +283,9 @@ TEST(DhtNode, ReplyFromTheWrongPeerIsIgnored) {
   pong.request_id = ping.request_id;
   pong.sender = NodeId::of_key("impostor");
   pong.sender_time = world.now();
-  EXPECT_FALSE(node.handle(2, encode(pong)));  // sent to 1, "answered" by 2
+  EXPECT_FALSE(node.receive(2, encode(pong)));  // sent to 1, "answered" by 2
   EXPECT_EQ(node.stats().dropped_unexpected, 1u);
-  EXPECT_TRUE(node.handle(1, encode(pong)));
+  EXPECT_TRUE(node.receive(1, encode(pong)));
 }
 
 TEST(DhtNode, LocalReplicaAnswersWithoutHops) {

@@ -26,8 +26,7 @@ TEST(MatchmakingToAveraging, GroupsRunAButterflyRound) {
   for (PeerId p = 0; p < kPeers; ++p) {
     services.push_back(std::make_unique<averaging::AveragingService>(s.env(p)));
     auto* a = services.back().get();
-    s.muxes[p]->add(
-        Service::Averaging, [a](PeerId from, Message m) { a->handle(from, m); }, [a](PeerId q) { a->on_link_failure(q); });
+    s.muxes[p]->add(ServiceId::Averaging, *a);
     values[p].assign(kLength, static_cast<float>(p + 1));
     s.mm[p]->set_gathered(encode_capacity({100, 100e6, 50e6, false}));
     s.mm[p]->look_for_group([&, p](std::optional<Group> g) {

@@ -9,8 +9,8 @@
 #include "core/dht/node.h"
 #include "core/service_mux.h"
 #include "sim/engine.h"
-#include "sim/latency_network.h"
-#include "sim/sim_world.h"
+#include "sim/network/latency_network.h"
+#include "sim/binding/sim_world.h"
 
 namespace swarmlab::core::testing {
 
@@ -37,9 +37,7 @@ struct DhtSwarm {
       nodes.push_back(std::make_unique<dht::DhtNode>(env, dht::NodeId::random(env.rng())));
       muxes.push_back(std::make_unique<ServiceMux>());
       dht::DhtNode* node = nodes.back().get();
-      muxes.back()->add(
-          Service::Dht, [node](PeerId from, Message m) { node->handle(from, m.bytes); },
-          [node](PeerId p) { node->link_failed(p); });
+      muxes.back()->add(ServiceId::Dht, *node);
       env.set_sink(muxes.back().get());
     }
     nodes[0]->bootstrap({}, [](bool) {});

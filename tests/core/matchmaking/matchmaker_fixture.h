@@ -26,9 +26,7 @@ struct MatchSwarm : core::testing::DhtSwarm {
     for (PeerId p = 0; p < n; ++p) {
       mm.push_back(std::make_unique<Matchmaker>(env(p), *nodes[p], config(p)));
       Matchmaker* m = mm.back().get();
-      muxes[p]->add(
-          Service::Matchmaking, [m](PeerId from, Message msg) { m->handle(from, msg.bytes); },
-          [m](PeerId q) { m->link_failed(q); });
+      muxes[p]->add(ServiceId::Matchmaking, *m);
     }
   }
 

@@ -133,8 +133,9 @@ void leader_dies(sim::SimWorld::Departure how, Seconds bound) {
 }
 
 TEST(Matchmaker, FollowersRegroupWhenTheLeaderVanishes) {
-  // Leader's expiration t0+5, + request_timeout 3, + a new declaration of 5, + lookups.
-  leader_dies(sim::SimWorld::Departure::Silent, 5 + 3 + 5 + 1);
+  // Leader's expiration t0+5, + request_timeout 3 + the leader's possible extension 3 (a follower
+  // cannot know whether it will hold the group open), + a new declaration of 5, + lookups.
+  leader_dies(sim::SimWorld::Departure::Silent, 5 + 3 + 3 + 5 + 1);
 }
 
 TEST(Matchmaker, FollowersRegroupAtOnceWhenTheLeaderCrashes) {

@@ -47,7 +47,7 @@ std::vector<MatchmakingMessage> samples() {
 TEST(MatchmakingMessages, RoundTrip) {
   for (const auto& m : samples()) {
     const auto bytes = encode(m);
-    EXPECT_EQ(peek_service(bytes), Service::Matchmaking);
+    EXPECT_EQ(peek_service(bytes), ServiceId::Matchmaking);
     EXPECT_EQ(decode(bytes), m) << static_cast<int>(m.kind);
   }
 }
@@ -62,7 +62,7 @@ TEST(MatchmakingMessages, MalformedInputThrowsDecodeError) {
     EXPECT_THROW(decode(trailing), DecodeError);
   }
   auto bytes = encode(samples()[0]);
-  bytes[0] = static_cast<std::uint8_t>(Service::Dht);
+  bytes[0] = static_cast<std::uint8_t>(ServiceId::Dht);
   EXPECT_THROW(decode(bytes), DecodeError);
   bytes = encode(samples()[0]);
   bytes[1] = 6;  // unknown kind
@@ -80,7 +80,7 @@ TEST(MatchmakingMessages, MalformedInputThrowsDecodeError) {
   MatchmakingMessage begin = make_message(MessageKind::Begin, 1);
   EXPECT_THROW(decode(encode(begin)), DecodeError);  // no members
   // A hostile member count cannot allocate.
-  std::vector<std::uint8_t> hostile = {static_cast<std::uint8_t>(Service::Matchmaking), 3, 0};
+  std::vector<std::uint8_t> hostile = {static_cast<std::uint8_t>(ServiceId::Matchmaking), 3, 0};
   Writer w(hostile);
   w.u64(1);
   w.varint(0);

@@ -29,11 +29,24 @@ class Rejections : public ::testing::Test {
       c.client_mode = client_leader && p == kLeader;
       return c;
     });
-    for (PeerId probe : {2u, 3u})
-      s->muxes[probe]->add(Service::Matchmaking, [this, probe](PeerId from, Message m) {
-        received[probe].push_back({from, decode(m.bytes)});
-      });
+    // Probes keep their DHT node; their matchmaking messages go to a recorder instead.
+    probe_muxes.clear();
+    for (PeerId probe : {2u, 3u}) {
+      probes[probe].received = &received[probe];
+      probe_muxes[probe].add(ServiceId::Dht, *s->nodes[probe]);
+      probe_muxes[probe].add(ServiceId::Matchmaking, probes[probe]);
+      s->env(probe).set_sink(&probe_muxes[probe]);
+    }
   }
+
+  // Records what a probe peer receives.
+  struct ProbeService final : Service {
+    std::vector<std::pair<PeerId, MatchmakingMessage>>* received = nullptr;
+    void handle(PeerId from, const Message& m) override { received->push_back({from, decode(m.bytes)}); }
+    void on_link_failure(PeerId) override {}
+  };
+  std::map<PeerId, ProbeService> probes;
+  std::map<PeerId, ServiceMux> probe_muxes;
 
   MatchmakingMessage request(std::uint64_t id, std::uint64_t schema = 42, std::string key = group_key("averaging", "0")) {
     MatchmakingMessage m = make_message(MessageKind::JoinRequest, id);

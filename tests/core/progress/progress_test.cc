@@ -43,7 +43,7 @@ TEST(GlobalProgress, FollowsTheFormulas) {
       {2, 4, 900, 30, 11.0, false},
       {3, 9, 40, 40, 14.0, true},
   };
-  const GlobalProgress g = aggregate(records, 13.0, 1000);
+  const GlobalProgress g = aggregate(records, 13.0, StepTarget{1000});
   EXPECT_EQ(g.global_step, 5u);
   EXPECT_DOUBLE_EQ(g.estimated_samples, (100 + 3 * 10) + (50 + 1 * 20));
   EXPECT_DOUBLE_EQ(g.total_samples_per_s, 100);
@@ -53,27 +53,52 @@ TEST(GlobalProgress, FollowsTheFormulas) {
 
   // A record from the future extrapolates nothing backwards; the target reached gives ETA 0.
   const std::vector<PeerProgress> done = {{0, 1, 600, 50, 20.0, false}, {1, 1, 500, 50, 10.0, false}};
-  const GlobalProgress d = aggregate(done, 15.0, 1000);
+  const GlobalProgress d = aggregate(done, 15.0, StepTarget{1000});
   EXPECT_DOUBLE_EQ(d.estimated_samples, 600 + 500 + 5 * 50);
   EXPECT_EQ(d.eta_s, 0);
 
   // Nobody trains: infinite ETA; the caller's own step is a floor.
-  const GlobalProgress none = aggregate({}, 1.0, 10, 3);
+  const GlobalProgress none = aggregate({}, 1.0, StepTarget{10}, 3);
   EXPECT_EQ(none.global_step, 3u);
   EXPECT_TRUE(std::isinf(none.eta_s));
+  EXPECT_FALSE(none.ready);
+}
+
+TEST(GlobalProgress, AQuotaWaitsForEveryComputingPeerAtTheGlobalStep) {
+  // Quota 100: peer 0 is in (it reports no speed any more), peer 1 needs (100 - 60) / 20 = 2 s,
+  // peer 2 has 30 after 1 s of extrapolation and needs 70 / 10 = 7 s; peer 3 lags two steps (it
+  // loads state) and peer 4 does not compute: neither counts.
+  const std::vector<PeerProgress> records = {
+      {0, 2, 100, 0, 10.0, false}, {1, 2, 60, 20, 10.0, false}, {2, 2, 20, 10, 9.0, false},
+      {3, 0, 0, 50, 10.0, false},  {4, 2, 0, 0, 10.0, false},
+  };
+  StepTarget quota;
+  quota.per_peer_quota = 100;
+  const GlobalProgress g = aggregate(records, 10.0, quota);
+  EXPECT_EQ(g.global_step, 2u);
+  EXPECT_DOUBLE_EQ(g.eta_s, 7.0);
+  EXPECT_DOUBLE_EQ(g.estimated_samples, 100 + 60 + 30);
+  EXPECT_FALSE(g.ready);
+  const GlobalProgress later = aggregate(records, 17.0, quota);
+  EXPECT_TRUE(later.ready);
+  EXPECT_DOUBLE_EQ(later.estimated_samples, 300);
+  // A worker one step behind is finishing the last round: it will need its whole quota, 100 / 5 s.
+  std::vector<PeerProgress> finishing = records;
+  finishing.push_back({5, 1, 0, 5, 10.0, false});
+  EXPECT_DOUBLE_EQ(aggregate(finishing, 17.0, quota).eta_s, 20.0);
 }
 
 TEST(ProgressTracker, RejectsBadConfig) {
   testing::DhtSwarm swarm({1, 1});
-  EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"", 10, 60, 30}), std::invalid_argument);
-  EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"r", 0, 60, 30}), std::invalid_argument);
-  EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"r", 10, 30, 30}), std::invalid_argument);
+  EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"", StepTarget{10}, 60, 30}), std::invalid_argument);
+  EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"r", StepTarget{0}, 60, 30}), std::invalid_argument);
+  EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"r", StepTarget{10}, 30, 30}), std::invalid_argument);
 }
 
 TEST(ProgressTracker, RecordsAreRefreshedAndExpire) {
   testing::DhtSwarm swarm({1, 1, 1, 1});
-  auto a = std::make_unique<ProgressTracker>(swarm.env(1), *swarm.nodes[1], ProgressConfig{"run", 100, 30, 10});
-  ProgressTracker b(swarm.env(2), *swarm.nodes[2], ProgressConfig{"run", 100, 30, 10});
+  auto a = std::make_unique<ProgressTracker>(swarm.env(1), *swarm.nodes[1], ProgressConfig{"run", StepTarget{100}, 30, 10});
+  ProgressTracker b(swarm.env(2), *swarm.nodes[2], ProgressConfig{"run", StepTarget{100}, 30, 10});
   a->report({3, 40, 8});
   // Long after the first record would have expired, the refreshes keep it alive.
   swarm.engine.run_until(swarm.now() + 100);
@@ -119,7 +144,7 @@ class Collaboration {
     for (PeerId p = 0; p < swarm.size(); ++p) {
       trainers.emplace_back();
       trainers.back().tracker =
-          std::make_unique<ProgressTracker>(swarm.env(p), *swarm.nodes[p], ProgressConfig{"albert", kTarget, 30, 10});
+          std::make_unique<ProgressTracker>(swarm.env(p), *swarm.nodes[p], ProgressConfig{"albert", StepTarget{static_cast<double>(kTarget)}, 30, 10});
     }
     step_times.push_back(swarm.now());
     for (PeerId p = 0; p < swarm.size(); ++p) next_batch(p);

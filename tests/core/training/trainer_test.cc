@@ -6,8 +6,8 @@
 #include "core/training/state_messages.h"
 #include "core/wire.h"
 #include "sim/engine.h"
-#include "sim/flow_network.h"
-#include "sim/sim_world.h"
+#include "sim/network/flow_network.h"
+#include "sim/binding/sim_world.h"
 
 namespace swarmlab::core::training {
 namespace {
@@ -18,10 +18,38 @@ struct OnePeer {
   sim::SimWorld world{engine, network, {{"gpu", 10}}, 1};
 };
 
+// A learner that only takes time: Environment::compute at the peer's speed.
+class TimedLearner final : public Learner {
+ public:
+  explicit TimedLearner(Environment& env) : env_(env) {}
+  std::uint64_t parameter_count() const override { return 1; }
+  std::uint64_t state_bytes() const override { return 0; }
+  bool has_values() const override { return false; }
+  void compute(std::uint64_t samples, std::function<void()> done) override {
+    const Seconds start = env_.now();
+    env_.compute(samples, [this, start, done = std::move(done)] {
+      busy_ += env_.now() - start;
+      done();
+    });
+  }
+  double compute_seconds() const override { return busy_; }
+  std::span<float> begin_averaging(std::uint64_t) override { return {}; }
+  void apply_averaged() override {}
+  void discard() override {}
+  std::vector<std::uint8_t> export_state() const override { return {}; }
+  void import_state(std::span<const std::uint8_t>) override {}
+  std::optional<double> take_loss() override { return std::nullopt; }
+
+ private:
+  Environment& env_;
+  double busy_ = 0;
+};
+
 TEST(Trainer, ComputesMicroBatchesAtItsSpeedAndPausesAfterTheOneInFlight) {
   OnePeer w;
+  TimedLearner learner(w.world.env(0));
   std::uint64_t seen = 0;
-  Trainer t(w.world.env(0), {4, 0}, [&](std::uint64_t n) { seen += n; });
+  Trainer t(learner, {4, 0}, [&](std::uint64_t n) { seen += n; });
   t.resume();
   w.engine.run_until(1.0);  // 10 samples/s: micro-batches of 4 done at 0.4 and 0.8 s
   EXPECT_EQ(t.accumulated(), 8u);
@@ -29,7 +57,7 @@ TEST(Trainer, ComputesMicroBatchesAtItsSpeedAndPausesAfterTheOneInFlight) {
   w.engine.run_until(5.0);  // the one in flight (0.8 .. 1.2 s) still lands
   EXPECT_EQ(t.take(), 12u);
   EXPECT_EQ(t.accumulated(), 0u);
-  EXPECT_NEAR(t.compute_time(), 1.2, 1e-9);
+  EXPECT_NEAR(learner.compute_seconds(), 1.2, 1e-9);
   t.resume();
   w.engine.run_until(6.0);
   EXPECT_EQ(seen, 20u);
@@ -37,23 +65,28 @@ TEST(Trainer, ComputesMicroBatchesAtItsSpeedAndPausesAfterTheOneInFlight) {
 
 TEST(Trainer, StopsExactlyAtItsQuota) {
   OnePeer w;
-  Trainer t(w.world.env(0), {4, 10}, [](std::uint64_t) {});
+  TimedLearner learner(w.world.env(0));
+  Trainer t(learner, {4, 10}, [](std::uint64_t) {});
   t.resume();
   w.engine.run_until(100);
   EXPECT_EQ(t.accumulated(), 10u);  // 4 + 4 + 2
   EXPECT_TRUE(t.quota_reached());
-  EXPECT_NEAR(t.compute_time(), 1.0, 1e-9);
+  EXPECT_NEAR(learner.compute_seconds(), 1.0, 1e-9);
 }
 
 TEST(StateMessages, RoundTripAndRejectMalformed) {
-  StateMessage h{StateKind::Header, 7};
+  StateMessage h;
+  h.kind = StateKind::Header;
+  h.request_id = 7;
   h.step = 42, h.total_bytes = 1000, h.chunks = 16;
   const StateMessage back = decode_state(encode_state(h));
   EXPECT_EQ(back.step, 42u);
   EXPECT_EQ(back.total_bytes, 1000u);
   EXPECT_EQ(back.chunks, 16u);
-  StateMessage c{StateKind::Chunk, 7};
-  c.index = 3, c.bytes = 65536;
+  StateMessage c;
+  c.kind = StateKind::Chunk;
+  c.request_id = 7;
+  c.index = 3, c.bytes = 65536, c.virtual_payload = true;
   Message m = encode_state(c);
   EXPECT_EQ(m.virtual_bytes, 65536u);
   EXPECT_EQ(decode_state(m).index, 3u);
@@ -62,6 +95,16 @@ TEST(StateMessages, RoundTripAndRejectMalformed) {
   Message truncated = encode_state(h);
   truncated.bytes.pop_back();
   EXPECT_THROW(decode_state(truncated), DecodeError);
+  // A carried payload travels in the bytes; one byte short is malformed.
+  StateMessage real = c;
+  real.virtual_payload = false;
+  real.bytes = 5;
+  real.payload = {1, 2, 3, 4, 5};
+  Message carried = encode_state(real);
+  EXPECT_EQ(carried.virtual_bytes, 0u);
+  EXPECT_EQ(decode_state(carried).payload, real.payload);
+  carried.bytes.pop_back();
+  EXPECT_THROW(decode_state(carried), DecodeError);
 }
 
 }  // namespace

@@ -1,0 +1,22 @@
+#pragma once
+// What a peer averages with: it starts its side of a round and hears when that side is done. The
+// core's AveragingService runs butterfly rounds over the environment; a simulator may put a faster
+// stand-in in front of it (sim/binding/round_replay.h) that replays the network time of a round it
+// has already simulated with the same members and links.
+#include <span>
+
+#include "core/averaging/butterfly_round.h"
+#include "core/averaging/round_plan.h"
+#include "core/service.h"
+
+namespace swarmlab::core::averaging {
+
+class Averager : public Service {
+ public:
+  // Starts this peer's side of a round. `values` is this peer's vector (plan.length() floats) or
+  // empty for a sizes-only round; averaged values are written into it. `done` runs once, never
+  // inside this call.
+  virtual void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done) = 0;
+};
+
+}  // namespace swarmlab::core::averaging

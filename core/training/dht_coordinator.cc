@@ -1,0 +1,64 @@
+#include "core/training/dht_coordinator.h"
+
+namespace swarmlab::core::training {
+
+DhtCoordinator::DhtCoordinator(Environment& env, DhtCoordinatorConfig config)
+    : env_(env), config_(std::move(config)) {
+  dht_ = std::make_unique<dht::DhtNode>(env_, dht::NodeId::random(env_.rng()), config_.dht);
+  tracker_ = std::make_unique<progress::ProgressTracker>(env_, *dht_, config_.progress);
+  matchmaker_ = std::make_unique<matchmaking::Matchmaker>(env_, *dht_, config_.matchmaking);
+}
+
+// The matchmaker and tracker use the node: they go first.
+DhtCoordinator::~DhtCoordinator() {
+  matchmaker_.reset();
+  tracker_.reset();
+}
+
+void DhtCoordinator::attach(ServiceMux& mux) {
+  dht_->set_liveness([&mux](PeerId p) { return mux.last_heard(p); });
+  mux.add(ServiceId::Dht, *dht_);
+  mux.add(ServiceId::Matchmaking, *matchmaker_);
+}
+
+void DhtCoordinator::join(std::vector<PeerId> bootstrap, Joined done) { dht_->bootstrap(std::move(bootstrap), std::move(done)); }
+
+void DhtCoordinator::report(const progress::LocalProgress& local) {
+  const bool changed = !published_ || published_->step != local.step || published_->activity != local.activity;
+  if (!changed && env_.now() - last_publish_ < config_.report_period) return;
+  published_ = local;
+  last_publish_ = env_.now();
+  tracker_->report(local);
+}
+
+void DhtCoordinator::fetch(ProgressCallback done) {
+  tracker_->fetch([this, done = std::move(done)](const progress::GlobalProgress& g) {
+    // Who will average this step: every live record at the global step, or one behind (finishing
+    // the last round); peers further behind are loading state.
+    std::size_t expected = 1;  // this peer
+    for (const auto& r : tracker_->others()) expected += r.step + 1 >= g.global_step;
+    matchmaker_->set_expected_group_size(expected);
+    done(g);
+  });
+}
+
+progress::GlobalProgress DhtCoordinator::estimate(Seconds now) const { return tracker_->estimate(now); }
+
+std::vector<PeerId> DhtCoordinator::peers_at(std::uint64_t step) const {
+  std::vector<PeerId> out;
+  for (const auto& r : tracker_->others())
+    if (r.step == step && !r.client_mode) out.push_back(r.peer);
+  return out;
+}
+
+void DhtCoordinator::set_announcement(std::vector<std::uint8_t> bytes) { matchmaker_->set_gathered(std::move(bytes)); }
+
+void DhtCoordinator::look_for_group(GroupCallback done, Seconds timeout, Seconds due) {
+  matchmaker_->look_for_group(std::move(done), timeout, due);
+}
+
+void DhtCoordinator::cancel_search() { matchmaker_->cancel(); }
+
+bool DhtCoordinator::looking() const { return matchmaker_->looking(); }
+
+}  // namespace swarmlab::core::training

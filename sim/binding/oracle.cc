@@ -1,0 +1,207 @@
+#include "sim/binding/oracle.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "core/matchmaking/group_plan.h"
+#include "core/moshpit/grid.h"
+#include "core/wire.h"
+
+namespace swarmlab::sim {
+
+using core::PeerId;
+using core::Seconds;
+using core::matchmaking::Group;
+
+class Oracle::PeerCoordinator final : public core::training::Coordinator {
+ public:
+  PeerCoordinator(Oracle& oracle, core::Environment& env, bool client_mode)
+      : oracle_(oracle), env_(env), oracle_alive_(oracle.alive_) {
+    oracle_.enroll(env_.self(), this, client_mode);
+  }
+  ~PeerCoordinator() override {
+    *alive_ = false;
+    env_.cancel(timeout_);
+    if (*oracle_alive_) oracle_.leave(env_.self());
+  }
+
+  void attach(core::ServiceMux&) override {}  // no messages: the oracle sees everything
+
+  void join(std::vector<PeerId>, Joined done) override {
+    env_.schedule(0, [done = std::move(done)] { done(true); });
+  }
+
+  void report(const core::progress::LocalProgress& local) override {
+    Member& m = oracle_.members_.at(env_.self());
+    m.local = local;
+    m.reported = true;
+    oracle_.schedule_check();
+  }
+
+  void fetch(ProgressCallback done) override {
+    env_.schedule(0, [this, alive = alive_, done = std::move(done)] {
+      if (*alive) done(estimate(env_.now()));
+    });
+  }
+
+  core::progress::GlobalProgress estimate(Seconds now) const override {
+    return oracle_.estimate(now, oracle_.members_.at(env_.self()).local.step);
+  }
+
+  std::vector<PeerId> peers_at(std::uint64_t step) const override {
+    std::vector<PeerId> out;
+    for (const auto& [peer, m] : oracle_.members_)
+      if (peer != env_.self() && m.reported && m.local.step == step && !m.client_mode &&
+          m.local.activity == core::progress::Activity::Training)
+        out.push_back(peer);
+    return out;
+  }
+
+  void set_announcement(std::vector<std::uint8_t> bytes) override {
+    Member& m = oracle_.members_.at(env_.self());
+    try {
+      m.computes = core::matchmaking::decode_capacity(bytes).compute_sps > 0;
+    } catch (const core::DecodeError&) {
+      m.computes = false;
+    }
+    m.announcement = std::move(bytes);
+  }
+
+  void look_for_group(GroupCallback done, Seconds timeout, Seconds) override {
+    if (done_) throw std::logic_error("oracle: already looking for a group");
+    done_ = std::move(done);
+    if (std::isfinite(timeout))
+      timeout_ = env_.schedule(std::max(0.0, timeout), [this] {
+        timeout_ = 0;
+        give_up();
+      });
+    oracle_.schedule_check();
+  }
+
+  void cancel_search() override {
+    if (!done_) return;
+    env_.schedule(0, [this, alive = alive_] {
+      if (*alive) give_up();
+    });
+    // Not looking from now on, although the callback runs on the next turn.
+    pending_cancel_ = std::move(done_);
+    env_.cancel(std::exchange(timeout_, 0));
+  }
+
+  bool looking() const override { return static_cast<bool>(done_); }
+
+  // The oracle hands this peer its group.
+  void deliver(Group group) {
+    env_.cancel(std::exchange(timeout_, 0));
+    GroupCallback done = std::move(done_);
+    done_ = nullptr;
+    done(std::move(group));
+  }
+
+ private:
+  void give_up() {
+    GroupCallback done = pending_cancel_ ? std::move(pending_cancel_) : std::move(done_);
+    pending_cancel_ = nullptr;
+    done_ = nullptr;
+    if (done) done(std::nullopt);
+    oracle_.schedule_check();  // one fewer peer to wait for
+  }
+
+  Oracle& oracle_;
+  core::Environment& env_;
+  std::shared_ptr<bool> oracle_alive_;
+  GroupCallback done_, pending_cancel_;
+  core::TimerHandle timeout_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+Oracle::Oracle(Engine& engine, OracleOptions options) : engine_(engine), options_(std::move(options)) {
+  if (!(options_.target.batch > 0) && options_.target.per_peer_quota == 0)
+    throw std::invalid_argument("oracle: the target needs a positive batch or a per-peer quota");
+  if (options_.group_size && *options_.group_size < 2) throw std::invalid_argument("oracle: group size must be at least 2");
+}
+
+Oracle::~Oracle() { *alive_ = false; }
+
+std::unique_ptr<core::training::Coordinator> Oracle::coordinator(core::Environment& env, bool client_mode) {
+  return std::make_unique<PeerCoordinator>(*this, env, client_mode);
+}
+
+void Oracle::enroll(PeerId peer, PeerCoordinator* c, bool client_mode) {
+  if (members_.count(peer)) throw std::logic_error("oracle: peer enrolled twice");
+  Member m;
+  m.coordinator = c;
+  m.client_mode = client_mode;
+  members_.emplace(peer, std::move(m));
+}
+
+void Oracle::leave(PeerId peer) {
+  members_.erase(peer);
+  schedule_check();
+}
+
+core::progress::GlobalProgress Oracle::estimate(Seconds now, std::uint64_t floor_step) const {
+  // Exact counts: every record is as of now (a micro-batch in flight has not happened yet).
+  std::vector<core::progress::PeerProgress> records;
+  records.reserve(members_.size());
+  for (const auto& [peer, m] : members_) {
+    if (!m.reported || m.local.activity != core::progress::Activity::Training) continue;
+    records.push_back({peer, m.local.step, m.local.samples, m.local.samples_per_s, now, m.client_mode});
+  }
+  return core::progress::aggregate(records, now, options_.target, floor_step);
+}
+
+void Oracle::schedule_check() {
+  if (check_scheduled_) return;
+  check_scheduled_ = true;
+  engine_.after(0, [this, alive = alive_] {
+    if (!*alive) return;
+    check_scheduled_ = false;
+    check();
+  });
+}
+
+void Oracle::check() {
+  std::vector<PeerId> looking;
+  for (const auto& [peer, m] : members_) {
+    if (m.reported && m.local.activity == core::progress::Activity::Syncing) continue;
+    if (!m.coordinator->looking()) return;  // someone who will average soon is not ready yet
+    looking.push_back(peer);
+  }
+  if (looking.empty() || !estimate(engine_.now(), 0).ready) return;
+
+  std::vector<std::vector<PeerId>> partition;
+  if (options_.group_size && *options_.group_size < looking.size()) {
+    const core::moshpit::Grid grid(looking.size(), *options_.group_size);
+    const core::moshpit::Partition& part = grid.groups_in_round(round_);
+    for (std::size_t g = 0; g < part.groups(); ++g) {
+      std::vector<PeerId> members;
+      for (std::uint32_t k : part.group(g)) members.push_back(looking[k]);
+      std::sort(members.begin(), members.end());
+      partition.push_back(std::move(members));
+    }
+  } else {
+    partition.push_back(looking);
+  }
+
+  std::vector<Group> groups;
+  for (const auto& peers : partition) {
+    // A group where nobody computes has nothing to average: its peers wait for the next round.
+    if (std::none_of(peers.begin(), peers.end(), [this](PeerId p) { return members_.at(p).computes; })) continue;
+    Group g;
+    g.group_id = next_group_id_++;
+    g.leader = peers.front();
+    for (PeerId p : peers) g.members.push_back({p, members_.at(p).client_mode, members_.at(p).announcement});
+    groups.push_back(std::move(g));
+  }
+  if (groups.empty()) return;
+  const std::uint64_t round = round_++;
+  if (groups_formed_) groups_formed_(round, groups);
+  // Every member starts at this same instant.
+  for (const Group& g : groups)
+    for (const auto& member : g.members) members_.at(member.peer).coordinator->deliver(g);
+}
+
+}  // namespace swarmlab::sim

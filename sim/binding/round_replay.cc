@@ -1,0 +1,252 @@
+#include "sim/binding/round_replay.h"
+
+#include <algorithm>
+
+#include "core/codec/codec.h"
+#include "core/wire.h"
+
+namespace swarmlab::sim {
+
+using core::averaging::ButterflyRound;
+using core::averaging::RoundOutcome;
+using core::averaging::RoundPlan;
+using core::averaging::Timeouts;
+
+namespace {
+// Other traffic a member's links may carry while a round is replayed: control messages (DHT,
+// matchmaking, progress), never a state download or another round.
+constexpr std::uint64_t kQuietBytes = 1 << 20;
+}  // namespace
+
+class RoundReplay::PeerAverager final : public core::averaging::Averager {
+ public:
+  PeerAverager(RoundReplay& replay, core::Environment& env) : replay_(replay), env_(env), inner_(env) {}
+
+  void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done) override {
+    replay_.start(*this, std::move(plan), values, timeouts, std::move(done));
+  }
+  void handle(PeerId from, const core::Message& message) override { inner_.handle(from, message); }
+  void on_link_failure(PeerId peer) override { inner_.on_link_failure(peer); }
+
+  core::Environment& env() { return env_; }
+  core::averaging::AveragingService& inner() { return inner_; }
+  const std::shared_ptr<bool>& alive() const { return alive_; }
+  ~PeerAverager() override { *alive_ = false; }
+
+ private:
+  RoundReplay& replay_;
+  core::Environment& env_;
+  core::averaging::AveragingService inner_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+RoundReplay::RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of,
+                         std::function<double(PeerId)> next_link_change)
+    : world_(world), link_of_(std::move(link_of)), next_link_change_(std::move(next_link_change)) {}
+
+RoundReplay::~RoundReplay() { *alive_ = false; }
+
+std::unique_ptr<core::averaging::Averager> RoundReplay::averager(core::Environment& env) {
+  return std::make_unique<PeerAverager>(*this, env);
+}
+
+std::vector<std::uint8_t> RoundReplay::key_of(const RoundPlan& plan) const {
+  // Canonical: members by peer id. A member's span is known by its parts and its size in KiB (the
+  // largest-remainder split moves single elements between members from one group order to the
+  // next; they change no timing that matters).
+  std::vector<std::size_t> order(plan.size());
+  for (std::size_t m = 0; m < order.size(); ++m) order[m] = m;
+  std::sort(order.begin(), order.end(), [&plan](std::size_t a, std::size_t b) { return plan.members[a] < plan.members[b]; });
+  std::vector<std::uint8_t> key;
+  core::Writer w(key);
+  w.u8(static_cast<std::uint8_t>(plan.codec));
+  w.u64(plan.part_bytes);
+  const double bytes_per_element = core::codec::bytes_per_element(plan.codec);
+  for (std::size_t m : order) {
+    const LinkSpec link = link_of_(plan.members[m]);
+    w.u32(plan.members[m]);
+    w.u8(plan.sends(m) ? 1 : 0);
+    w.u32(plan.parts_in_span(m));
+    w.u64(static_cast<std::uint64_t>(static_cast<double>(plan.span_length(m)) * bytes_per_element / 1024));
+    w.f64(link.download_bps);
+    w.f64(link.upload_bps);
+    w.f64(link.latency_s);
+    for (std::size_t j : order) w.f64(plan.pace(m, j));
+  }
+  return key;
+}
+
+bool RoundReplay::quiet(const std::vector<PeerId>& members) const {
+  return std::all_of(members.begin(), members.end(), [this](PeerId p) {
+    return world_.is_up(p) && world_.bytes_in_flight(p) < kQuietBytes;
+  });
+}
+
+void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values, Timeouts timeouts,
+                        ButterflyRound::Done done) {
+  const std::uint64_t id = plan.round_id;
+  const auto me = plan.index_of(a.env().self());
+  auto [it, fresh] = rounds_.try_emplace(id);
+  Round& r = it->second;
+  if (fresh) {
+    const std::size_t n = plan.size();
+    r.members = plan.members;
+    r.has_started.assign(n, false);
+    r.has_finished.assign(n, false);
+    r.finish_at.assign(n, 0);
+    r.sent0.assign(n, 0);
+    r.received0.assign(n, 0);
+    r.sent.assign(n, 0);
+    r.received.assign(n, 0);
+    r.key = key_of(plan);
+    const auto rec = recorded_.find(r.key);
+    if (values.empty() && rec != recorded_.end() && quiet(r.members)) {
+      r.mode = Mode::Replay;
+      r.recorded = &rec->second;
+      // A member that has not started a sender timeout after the first: the replay is off.
+      world_.engine().after(timeouts.sender, [this, id, alive = alive_] {
+        if (!*alive) return;
+        const auto it = rounds_.find(id);
+        if (it != rounds_.end() && it->second.mode == Mode::Replay && !it->second.scheduled) convert(id);
+      });
+    } else {
+      r.mode = Mode::Simulate;
+      ++stats_.simulated;
+    }
+  }
+  if (!me || r.has_started[*me]) {  // not a member, or twice: the core's own checks will say so
+    a.inner().start_round(std::move(plan), values, timeouts, std::move(done));
+    return;
+  }
+  r.has_started[*me] = true;
+  ++r.started;
+  r.last_start = world_.engine().now();
+  r.sent0[*me] = world_.bytes_sent(a.env().self());
+  r.received0[*me] = world_.bytes_received(a.env().self());
+  Start s{&a, std::move(plan), values, timeouts, std::move(done)};
+  if (r.mode == Mode::Simulate) return simulate(id, *me, std::move(s));
+  r.waiting.emplace(*me, std::move(s));
+  if (r.started == r.members.size()) replay_all(id);
+}
+
+void RoundReplay::simulate(std::uint64_t id, std::size_t member, Start s) {
+  ButterflyRound::Done done = std::move(s.done);
+  s.averager->inner().start_round(std::move(s.plan), s.values, s.timeouts,
+                                  [this, id, member, done = std::move(done), alive = alive_](const RoundOutcome& o) {
+                                    if (*alive) on_simulated(id, member, o, done);
+                                    else if (done) done(o);
+                                  });
+}
+
+void RoundReplay::on_simulated(std::uint64_t id, std::size_t member, const RoundOutcome& o, const ButterflyRound::Done& done) {
+  const auto it = rounds_.find(id);
+  if (it != rounds_.end()) {
+    Round& r = it->second;
+    const PeerId peer = r.members[member];
+    r.finish_at[member] = world_.engine().now();
+    r.sent[member] = world_.bytes_sent(peer) - r.sent0[member];
+    r.received[member] = world_.bytes_received(peer) - r.received0[member];
+    if (!o.completed || !o.dropped_senders.empty() || !o.dropped_reducers.empty()) r.clean = false;
+  }
+  if (done) done(o);
+  member_finished(id, member);
+}
+
+void RoundReplay::member_finished(std::uint64_t id, std::size_t member) {
+  const auto it = rounds_.find(id);
+  if (it == rounds_.end()) return;
+  Round& r = it->second;
+  if (r.has_finished[member]) return;
+  r.has_finished[member] = true;
+  if (++r.finished < r.members.size()) return;
+  if (r.mode == Mode::Simulate && r.clean && !recorded_.count(r.key)) {
+    Recorded rec;
+    for (std::size_t m = 0; m < r.members.size(); ++m) {
+      const PeerId p = r.members[m];
+      rec.finish[p] = std::max(0.0, r.finish_at[m] - r.last_start);
+      rec.sent[p] = r.sent[m];
+      rec.received[p] = r.received[m];
+    }
+    recorded_.emplace(r.key, std::move(rec));
+    ++stats_.recorded;
+  }
+  rounds_.erase(it);
+}
+
+void RoundReplay::replay_all(std::uint64_t id) {
+  Round& r = rounds_.at(id);
+  const core::Seconds started = r.last_start;  // every member's outcome counts from the last start
+  core::Seconds longest = 0;
+  for (const auto& [p, f] : r.recorded->finish) longest = std::max(longest, f);
+  const core::Seconds end = started + longest;
+  for (PeerId p : r.members)
+    if (next_link_change_(p) <= end) return convert(id);  // the links change mid-round: simulate it
+  r.scheduled = true;
+  ++stats_.replayed;
+  for (auto& [m, s] : r.waiting) {
+    core::Environment& env = s.averager->env();
+    const PeerId peer = env.self();
+    std::shared_ptr<bool> averager_alive = s.averager->alive();
+    const std::uint64_t sent = r.recorded->sent.at(peer), received = r.recorded->received.at(peer);
+    world_.charge(peer, sent, 0);
+    env.schedule(r.recorded->finish.at(peer), [this, id, member = m, peer, received, started, done = std::move(s.done),
+                                         alive = alive_, averager_alive = std::move(averager_alive)] {
+      if (!*alive || !*averager_alive) return;
+      RoundOutcome o;
+      o.round_id = id;
+      o.completed = true;
+      o.started = started;
+      o.finished = world_.engine().now();
+      o.fraction_averaged = 1;
+      world_.charge(peer, 0, received);
+      if (done) done(o);
+      member_finished(id, member);
+    });
+  }
+  r.waiting.clear();
+}
+
+void RoundReplay::convert(std::uint64_t id) {
+  const auto it = rounds_.find(id);
+  if (it == rounds_.end() || it->second.mode != Mode::Replay) return;
+  Round& r = it->second;
+  r.mode = Mode::Simulate;
+  r.clean = false;
+  ++stats_.converted;
+  ++stats_.simulated;
+  std::map<std::size_t, Start> waiting = std::move(r.waiting);
+  r.waiting.clear();
+  std::vector<std::size_t> gone;
+  for (auto& [m, s] : waiting) {
+    if (world_.is_up(r.members[m])) simulate(id, m, std::move(s));
+    else gone.push_back(m);
+  }
+  for (std::size_t m : gone) member_finished(id, m);
+}
+
+void RoundReplay::peer_down(PeerId peer) {
+  std::vector<std::pair<std::uint64_t, std::size_t>> affected;
+  for (auto& [id, r] : rounds_) {
+    const auto m = std::find(r.members.begin(), r.members.end(), peer);
+    if (m == r.members.end()) continue;
+    r.clean = false;
+    affected.emplace_back(id, static_cast<std::size_t>(m - r.members.begin()));
+  }
+  for (const auto& [id, m] : affected) {
+    const auto it = rounds_.find(id);
+    if (it == rounds_.end()) continue;
+    Round& r = it->second;
+    if (!r.has_started[m]) r.has_started[m] = true, ++r.started;
+    r.waiting.erase(m);
+    // Not everyone had started a replayed round: the failure is the protocol's to handle.
+    if (r.mode == Mode::Replay && !r.scheduled) convert(id);
+    member_finished(id, m);  // its side ends with it
+  }
+}
+
+void RoundReplay::bulk_transfer(PeerId peer) {
+  for (auto& [id, r] : rounds_)
+    if (std::find(r.members.begin(), r.members.end(), peer) != r.members.end()) r.clean = false;
+}
+
+}  // namespace swarmlab::sim

@@ -1,0 +1,118 @@
+#pragma once
+// A faster binding for averaging rounds: the network time of a round the simulator has already
+// simulated, replayed instead of simulated again. A butterfly round of sizes only over the fluid
+// model is a deterministic function of its plan (members, spans, senders, codec, pacing) and of the
+// members' access links, provided nothing else loads those links. Training runs repeat the same
+// round thousands of times (48 h of ALBERT is about 8,000 of them per setup), and simulating each
+// costs thousands of messages; replaying one costs an event per member.
+//
+// How: every peer averages through a RoundReplay::averager, which hands rounds to the core's
+// AveragingService unless it can replay them.
+// - A round is replayed when a round with the same plan and links has been recorded (the same
+//   members with the same roles and links: which member sends, how many parts of how many KiB it
+//   reduces, how it paces; the order the group lists them in does not matter), every member
+//   is up, no member's link carries other bulk traffic when the first member starts it, and no
+//   member's link changes before the replayed round would end. Each member then finishes when the
+//   recorded round's member did, counted from the moment the last member started (members may
+//   start at different moments); what it sends is charged when the round starts, what it receives
+//   when it finishes, as the network would count them.
+// - A round is recorded when it was simulated and came out clean: every member completed with
+//   nobody dropped, no member went down, and no member moved other bulk traffic meanwhile.
+// - A replayed round whose membership breaks before every member started (a member goes down, or
+//   one has not started a sender timeout after the first) is handed to the AveragingService at
+//   that moment, so failures are simulated, not replayed. A member that goes down after all
+//   started is not: the others finish as recorded (documented in docs/interpretations.md).
+// Rounds that carry real values are always simulated.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/averaging/averager.h"
+#include "core/averaging/averaging_service.h"
+#include "core/env.h"
+#include "sim/binding/sim_world.h"
+#include "sim/network/network.h"
+
+namespace swarmlab::sim {
+
+struct ReplayStats {
+  std::uint64_t simulated = 0;  // rounds simulated by the AveragingService
+  std::uint64_t replayed = 0;   // rounds replayed
+  std::uint64_t recorded = 0;   // distinct rounds recorded
+  std::uint64_t converted = 0;  // replays handed to the AveragingService when membership broke
+};
+
+class RoundReplay {
+ public:
+  // `link_of(peer)`: the peer's access link now. `next_link_change(peer)`: when it next changes
+  // (a bandwidth trace; +infinity if never): a round that would still run then is simulated.
+  RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of, std::function<double(PeerId)> next_link_change);
+  ~RoundReplay();
+  RoundReplay(const RoundReplay&) = delete;
+  RoundReplay& operator=(const RoundReplay&) = delete;
+
+  // The averager of the peer living in `env` (a SimWorld environment).
+  std::unique_ptr<core::averaging::Averager> averager(core::Environment& env);
+
+  // What the network does not say but a replay must know: a peer went down; a peer is moving
+  // other bulk data (a state download).
+  void peer_down(PeerId peer);
+  void bulk_transfer(PeerId peer);
+
+  const ReplayStats& stats() const { return stats_; }
+
+ private:
+  class PeerAverager;
+  enum class Mode { Simulate, Replay };
+  struct Start {
+    PeerAverager* averager = nullptr;
+    core::averaging::RoundPlan plan;
+    std::span<float> values;
+    core::averaging::Timeouts timeouts;
+    core::averaging::ButterflyRound::Done done;
+  };
+  // Per member, by peer id (groups list their members in a different order every time).
+  struct Recorded {
+    std::map<PeerId, core::Seconds> finish;  // after the last member started
+    std::map<PeerId, std::uint64_t> sent, received;
+  };
+  struct Round {
+    Mode mode = Mode::Simulate;
+    std::vector<std::uint8_t> key;
+    std::vector<PeerId> members;
+    bool clean = true;
+    std::size_t started = 0, finished = 0;
+    core::Seconds last_start = 0;
+    std::vector<bool> has_started, has_finished;
+    std::map<std::size_t, Start> waiting;   // replay: starts held until every member started
+    bool scheduled = false;                 // replay: every member started, finishes scheduled
+    const Recorded* recorded = nullptr;     // replay: what is replayed
+    std::vector<core::Seconds> finish_at;   // simulated: per member
+    std::vector<std::uint64_t> sent0, received0, sent, received;
+  };
+
+  void start(PeerAverager& a, core::averaging::RoundPlan plan, std::span<float> values, core::averaging::Timeouts timeouts,
+             core::averaging::ButterflyRound::Done done);
+  std::vector<std::uint8_t> key_of(const core::averaging::RoundPlan& plan) const;
+  bool quiet(const std::vector<PeerId>& members) const;
+  void simulate(std::uint64_t round_id, std::size_t member, Start s);
+  void on_simulated(std::uint64_t round_id, std::size_t member, const core::averaging::RoundOutcome& outcome,
+                    const core::averaging::ButterflyRound::Done& done);
+  void replay_all(std::uint64_t round_id);
+  void convert(std::uint64_t round_id);
+  // Member `member`'s side of the round is over (finished, or gone); the last one closes the round.
+  void member_finished(std::uint64_t round_id, std::size_t member);
+
+  SimWorld& world_;
+  std::function<LinkSpec(PeerId)> link_of_;
+  std::function<double(PeerId)> next_link_change_;
+  std::map<std::uint64_t, Round> rounds_;                    // in flight, by round id
+  std::map<std::vector<std::uint8_t>, Recorded> recorded_;
+  ReplayStats stats_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace swarmlab::sim

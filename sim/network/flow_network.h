@@ -1,0 +1,118 @@
+#pragma once
+// The fluid network model: every active connection is a flow whose rate is the max-min fair share
+// of the resources it crosses (the sender's upload, the receiver's download, and an optional pair
+// cap), found by progressive filling. Bytes arrive one-way latency (sender's + receiver's access
+// latency) after they leave.
+//
+// Rates are recomputed when a connection becomes active or idle, or when a capacity changes, and
+// only for the connected component of resources that changed. Recomputation is deferred to the
+// end of the current instant, so a burst of transfers started at one moment costs one
+// recomputation. A connection that already has its next message queued keeps its rate: in a
+// fluid model a back-to-back message does not change anyone's share.
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/network/network.h"
+
+namespace swarmlab::sim {
+
+class FlowNetwork final : public Network {
+ public:
+  FlowNetwork(Engine& engine, std::vector<LinkSpec> links);
+
+  std::string_view name() const override { return "flow"; }
+  void transmit(PeerId from, PeerId to, std::uint64_t bytes, Done done) override;
+  void set_peer_up(PeerId peer, bool up) override;
+  void set_capacity(PeerId peer, double download_bps, double upload_bps) override;
+  void set_pair_cap(PeerId from, PeerId to, double bps) override;
+  void set_pacing(PeerId from, PeerId to, double bps) override;
+  std::uint64_t bytes_delivered() const override { return bytes_delivered_; }
+
+  // Inspection for tests and benchmarks.
+  double flow_rate_bps(PeerId from, PeerId to) const;  // 0 when the pair is idle
+  std::size_t active_flows() const { return active_flows_; }
+  std::uint64_t recomputations() const { return recomputations_; }
+  // Recomputes every active flow now (benchmarks measure this).
+  void recompute_all();
+
+ private:
+  using Index = std::uint32_t;
+  static constexpr Index kNone = 0xFFFFFFFFu;
+  static constexpr int kMaxResources = 4;  // upload, download, pair cap, pacing
+
+  struct Transfer {
+    std::uint64_t bytes;
+    Done done;
+  };
+  struct Connection {
+    PeerId from, to;
+    std::deque<Transfer> queue;  // front() is on the wire when flow != kNone
+    Index flow = kNone;
+    Seconds head_started = 0;
+  };
+  struct Flow {
+    Index connection = kNone;
+    double remaining_bits = 0;
+    double rate_bps = 0;
+    Seconds updated = 0;
+    Engine::EventId finish = 0;
+    Index resources[kMaxResources];
+    Index position[kMaxResources];  // index of this flow in each resource's flow list
+    int resource_count = 0;
+    bool frozen = false;  // scratch for progressive filling
+    std::uint32_t visit = 0;
+  };
+  struct Resource {
+    double capacity_bps = 0;
+    std::vector<Index> flows;
+    bool dirty = false;
+    std::uint32_t visit = 0;
+    double remaining = 0;  // scratch for progressive filling
+    Index unfrozen = 0;
+  };
+
+  Index upload_resource(PeerId p) const { return 2 * p; }
+  Index download_resource(PeerId p) const { return 2 * p + 1; }
+  Seconds path_latency(PeerId from, PeerId to) const { return links_[from].latency_s + links_[to].latency_s; }
+  Index connection_for(PeerId from, PeerId to);
+  void start_head(Index connection);
+  void on_finish(Index flow);
+  void attach(Index flow);
+  void detach(Index flow);
+  void mark_dirty(Index resource);
+  void schedule_recompute();
+  void recompute_dirty();
+  void fill(const std::vector<Index>& flows, const std::vector<Index>& resources);
+  void advance(Flow& f);
+  void reschedule(Index flow);
+  void fail_connection(Index connection);
+  void check_peer(PeerId p) const;
+
+  Engine& engine_;
+  std::vector<LinkSpec> links_;
+  std::vector<bool> up_;
+  std::vector<std::uint64_t> up_epoch_;  // bumped when a peer goes down: voids deliveries in flight
+  std::vector<Resource> resources_;
+  // Per ordered pair: the scenario's cap (SPEC's t_ij) and the sender's pacing, as resources.
+  std::unordered_map<std::uint64_t, Index> pair_resource_;
+  std::unordered_map<std::uint64_t, Index> pacing_resource_;
+  void set_pair_resource(std::unordered_map<std::uint64_t, Index>& table, PeerId from, PeerId to, double bps);
+  std::vector<Connection> connections_;
+  std::unordered_map<std::uint64_t, Index> connection_index_;
+  std::vector<std::vector<Index>> connections_of_peer_;
+  std::vector<Flow> flows_;
+  std::vector<Index> free_flows_;
+  std::vector<Index> dirty_;
+  bool recompute_scheduled_ = false;
+  std::uint32_t visit_epoch_ = 0;
+  std::size_t active_flows_ = 0;
+  std::uint64_t recomputations_ = 0;
+  std::uint64_t bytes_delivered_ = 0;
+  // Scratch buffers reused across recomputations.
+  std::vector<Index> scratch_flows_, scratch_resources_, scratch_stack_;
+};
+
+}  // namespace swarmlab::sim

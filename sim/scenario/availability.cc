@@ -1,0 +1,26 @@
+#include "sim/scenario/availability.h"
+
+namespace swarmlab::sim {
+
+std::size_t schedule_availability(const scenarios::Scenario& sc, Engine& engine, std::function<void(PeerId)> up,
+                                  std::function<void(PeerId)> down) {
+  std::size_t scheduled = 0;
+  auto up_if_allowed = [&sc, &engine, up](PeerId i) {
+    if (sc.peer_up(i, engine.now())) up(i);  // a churn "up" outside the join/leave window is ignored
+  };
+  for (std::size_t k = 0; k < sc.peers.size(); ++k) {
+    const auto i = static_cast<PeerId>(k);
+    const auto& p = sc.peers[k];
+    if (p.join_s && *p.join_s > 0) engine.at(*p.join_s, [up_if_allowed, i] { up_if_allowed(i); }), ++scheduled;
+    if (p.leave_s) engine.at(*p.leave_s, [down, i] { down(i); }), ++scheduled;
+  }
+  for (const auto& e : sc.churn.events) {
+    const auto i = static_cast<PeerId>(*sc.find_peer(e.peer));
+    if (e.up) engine.at(e.time_s, [up_if_allowed, i] { up_if_allowed(i); });
+    else engine.at(e.time_s, [down, i] { down(i); });
+    ++scheduled;
+  }
+  return scheduled;
+}
+
+}  // namespace swarmlab::sim

@@ -1,0 +1,131 @@
+#include "sim/scenario/swarm.h"
+
+#include <limits>
+#include <stdexcept>
+
+#include "core/training/dht_coordinator.h"
+#include "sim/scenario/availability.h"
+#include "sim/scenario/peer_setup.h"
+
+namespace swarmlab::sim {
+
+using core::training::CollaborativePeer;
+
+SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHooks hooks)
+    : sc_(sc), options_(std::move(options)), hooks_(std::move(hooks)) {
+  if (sc.peers.empty() || sc.workload.parameters == 0)
+    throw std::invalid_argument(sc.source + ": a collaboration needs peers and a workload");
+  const auto n = static_cast<PeerId>(sc.peers.size());
+  network_ = make_scenario_network(sc, options_.transport, options_.backend, engine_);
+  std::vector<SimPeerSpec> specs;
+  for (const auto& p : sc.peers) specs.push_back({p.name, p.compute_sps});
+  world_ = std::make_unique<SimWorld>(engine_, *network_, std::move(specs), sc.seed);
+  world_->set_trace(options_.trace);
+  for (PeerId i = 0; i < n; ++i) {
+    auto c = options_.averaging_only ? averaging_peer_config(sc, i, options_.transport)
+                                     : training_peer_config(sc, i, options_.transport);
+    if (options_.dpu && c.quota == 0) c.dpu = *options_.dpu;
+    if (options_.strategy) c.strategy = *options_.strategy;
+    c.roles_cache = roles_cache_;
+    configs_.push_back(std::move(c));
+  }
+  if (options_.coordination == scenarios::Coordination::Oracle) {
+    OracleOptions o;
+    o.target = configs_.front().step_target();
+    if (sc.averaging.group_size) o.group_size = static_cast<std::size_t>(*sc.averaging.group_size);
+    oracle_ = std::make_unique<Oracle>(engine_, o);
+  }
+  if (options_.replay_rounds && options_.backend == "flow") {
+    const double g = options_.transport.goodput_fraction;
+    replay_ = std::make_unique<RoundReplay>(
+        *world_,
+        [this, g](PeerId p) {
+          const auto [down, up] = sc_.peer_bandwidth(p, engine_.now());
+          return LinkSpec{down * g, up * g, sc_.peers[p].latency_s};
+        },
+        [this](PeerId p) {
+          double next = std::numeric_limits<double>::infinity();
+          for (const auto& e : sc_.bandwidth.events)
+            if (e.time_s > engine_.now() && e.time_s < next && e.peer == sc_.peers[p].name) next = e.time_s;
+          return next;
+        });
+  }
+  peers_.resize(n);
+}
+
+SimSwarm::~SimSwarm() {
+  // Peers go before the world, oracle and replay they use.
+  for (auto& p : peers_) p.reset();
+}
+
+std::size_t SimSwarm::start() {
+  for (PeerId i = 0; i < size(); ++i) {
+    if (sc_.peer_up(i, 0)) bring_up(i);
+    else world_->set_down(i, SimWorld::Departure::Silent);
+  }
+  const std::size_t scheduled =
+      schedule_availability(sc_, engine_, [this](PeerId i) { bring_up(i); }, [this](PeerId i) { take_down(i); });
+  // A peer measures its link and announces the new rates in its next group.
+  for (const auto& e : sc_.bandwidth.events) {
+    const auto i = static_cast<PeerId>(*sc_.find_peer(e.peer));
+    engine_.at(e.time_s, [this, i] {
+      if (peers_[i]) peers_[i]->set_capacity(peer_capacity(sc_, i, engine_.now(), options_.transport));
+    });
+  }
+  return scheduled;
+}
+
+core::training::CollaborativePeerEvents SimSwarm::events_for(PeerId i) {
+  core::training::CollaborativePeerEvents e;
+  if (hooks_.computed) e.computed = [this, i](std::uint64_t s) { hooks_.computed(i, s); };
+  if (hooks_.grouped)
+    e.grouped = [this, i](const core::matchmaking::Group& g, std::uint64_t step) { hooks_.grouped(i, g, step); };
+  if (hooks_.round_started)
+    e.round_started = [this, i](const core::averaging::RoundPlan& p, std::uint64_t c) { hooks_.round_started(i, p, c); };
+  if (hooks_.round_finished)
+    e.round_finished = [this, i](const core::averaging::RoundOutcome& o, std::uint64_t c, std::uint64_t s) {
+      hooks_.round_finished(i, o, c, s);
+    };
+  e.sync_started = [this, i](PeerId provider) {
+    // A state download loads both ends' links: no round of theirs is clean enough to record.
+    if (replay_) replay_->bulk_transfer(i), replay_->bulk_transfer(provider);
+    if (hooks_.sync_started) hooks_.sync_started(i, provider);
+  };
+  if (hooks_.sync_finished) e.sync_finished = [this, i](bool ok, std::uint64_t s) { hooks_.sync_finished(i, ok, s); };
+  if (hooks_.discarded) e.discarded = [this, i](std::uint64_t s) { hooks_.discarded(i, s); };
+  return e;
+}
+
+void SimSwarm::bring_up(PeerId i) {
+  if (peers_.at(i)) return;
+  if (!world_->is_up(i)) world_->set_up(i);
+  core::Environment& env = world_->env(i);
+  core::training::CollaborativePeerConfig config = configs_[i];
+  config.capacity = peer_capacity(sc_, i, engine_.now(), options_.transport);
+  core::training::PeerParts parts;
+  if (oracle_) parts.coordinator = oracle_->coordinator(env, config.capacity.client_mode);
+  else parts.coordinator = std::make_unique<core::training::DhtCoordinator>(env, dht_coordinator_config(sc_, config));
+  VirtualLearnerOptions lo;
+  lo.parameters = sc_.workload.parameters;
+  lo.state_bytes = scenario_state_bytes(sc_);
+  lo.instant = options_.averaging_only;
+  if (options_.values) lo.values = options_.values(i);
+  parts.learner = std::make_unique<VirtualLearner>(env, std::move(lo));
+  if (replay_) parts.averager = replay_->averager(env);
+  peers_[i] = std::make_unique<CollaborativePeer>(env, std::move(config), std::move(parts), events_for(i));
+  std::vector<PeerId> bootstrap;
+  for (PeerId j = 0; j < size() && bootstrap.empty(); ++j)
+    if (j != i && peers_[j]) bootstrap.push_back(j);
+  if (hooks_.up) hooks_.up(i);
+  peers_[i]->start(std::move(bootstrap));
+}
+
+void SimSwarm::take_down(PeerId i, SimWorld::Departure how) {
+  if (!peers_.at(i)) return;
+  if (hooks_.going_down) hooks_.going_down(i, *peers_[i]);
+  if (replay_) replay_->peer_down(i);
+  world_->set_down(i, how);
+  peers_[i].reset();  // after set_down, so it cancels nothing twice
+}
+
+}  // namespace swarmlab::sim
