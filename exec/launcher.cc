@@ -217,7 +217,7 @@ void collect(LaunchResult& result, const std::vector<std::string>& out_paths, st
   }
   for (auto& [r, lr] : by_round) {
     lr.duration_s = lr.end_s - lr.start_s;
-    // After a drop there is no exact average to match (SPEC §2.4 failure semantics).
+    // After a drop there is no exact average to match (docs/dedloc.md §4 failure semantics).
     if (lr.dropped_any) lr.values_ok = true;
     if (r < rounds) result.rounds.push_back(lr);
   }

@@ -24,10 +24,10 @@ namespace swarmlab::scenarios {
 
 // Client = behind NAT or a firewall: accepts no incoming connections, so it never aggregates.
 enum class Reachability { Public, Client };  // "public", "client"
-// Gradient encoding on the wire (SPEC §2.4).
+// Gradient encoding on the wire (docs/dedloc.md §4).
 enum class WirePrecision { Fp32, Fp16, Fp16Scaled, Uint8 };  // "fp32", "fp16", "fp16-scaled", "uint8"
 // How gradients are averaged: butterfly all-reduce with equal shares, a parameter server, or the
-// LP planner's shares (SPEC §2.2, Table 1's AR / PS / Ours).
+// LP planner's shares (docs/dedloc.md §2, Table 1's AR / PS / Ours).
 enum class AveragingStrategy { AllReduce, ParameterServer, Planner };  // "ar", "ps", "ours"
 
 std::string_view to_string(Reachability r);
@@ -45,8 +45,8 @@ struct PeerSpec {
   double failure_rate = 0;                // per-round failure probability p, in [0, 1]
 };
 
-// A directed cap on the rate from peer `from` to peer `to` (SPEC §2.2's t_ij), on top of the
-// access links. Indices into Scenario::peers; JSON names peers or groups.
+// A directed cap on the rate from peer `from` to peer `to` (t_ij of docs/dedloc.md §2), on top of
+// the access links. Indices into Scenario::peers; JSON names peers or groups.
 struct PairCap {
   std::size_t from = 0, to = 0;
   double bps = 0;
@@ -66,9 +66,9 @@ struct AveragingSpec {
   std::uint64_t part_bytes = 524288;   // streamed part size after compression (512 KiB)
   std::optional<std::size_t> ps_peer;  // index of the parameter server (public peer), if fixed
   // Moshpit group averaging: each round averages within groups of at most this many peers along
-  // one axis of the grid (SPEC §2.3). Absent: one butterfly over everyone.
+  // one axis of the grid (docs/dedloc.md §3). Absent: one butterfly over everyone.
   std::optional<std::uint64_t> group_size;
-  // Failure timeouts (SPEC §2.4); absent: the core's defaults (30 s, 60 s, none).
+  // Failure timeouts (docs/dedloc.md §4); absent: the core's defaults (30 s, 60 s, none).
   std::optional<double> sender_timeout_s, reducer_timeout_s, round_timeout_s;
 };
 
@@ -83,10 +83,10 @@ struct FailureSpec {
   bool silent = false;
 };
 
-// How the collaboration trains (SPEC §2.1, §5); read by sim/training_experiment.h.
-// DeDLOC: peers accumulate towards the global batch, then average and step (with or without delayed
-// parameter updates). DiLoCo: every worker runs `local_steps` steps of `local_batch` samples, then
-// the pseudo-gradients are averaged and the outer step applied.
+// How the collaboration trains (docs/dedloc.md §1; docs/opendiloco.md §1); read by
+// sim/training_experiment.h. DeDLOC: peers accumulate towards the global batch, then average and
+// step (with or without delayed parameter updates). DiLoCo: every worker runs `local_steps` steps
+// of `local_batch` samples, then the pseudo-gradients are averaged and the outer step applied.
 enum class TrainingMode { Dedloc, Diloco };  // "dedloc", "diloco"
 inline std::string_view to_string(TrainingMode m) { return m == TrainingMode::Dedloc ? "dedloc" : "diloco"; }
 

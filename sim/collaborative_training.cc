@@ -88,7 +88,7 @@ class CollaborativeRun {
     c.matchmaking.prefix = sc_.name + "_averaging";
     c.matchmaking.target_group_size = std::max<std::size_t>(2, sc_.averaging.group_size.value_or(sc_.peers.size()));
     c.matchmaking.min_group_size = 2;
-    c.progress_expiration = 30;  // DeDLOC's ALBERT runs (SPEC §6)
+    c.progress_expiration = 30;  // DeDLOC's ALBERT runs (docs/hivemind.md §1)
     return c;
   }
 

@@ -126,7 +126,7 @@ class TrainingRun {
     boot(i);
     p.up_since = engine_.now();
     p.step = 0;  // a restarted process has lost its state
-    // SPEC §2.1: a peer more than one step behind downloads the state first.
+    // docs/dedloc.md §1: a peer more than one step behind downloads the state first.
     if (computes(i) && p.step + 1 < global_step_) start_sync(i);
     else start_training(i);
   }
@@ -253,7 +253,7 @@ class TrainingRun {
     }
     core::averaging::RoundPlan plan = core::averaging::make_round_plan(
         round_id_++, roles_for(members), sc_.workload.parameters, codec_, sc_.averaging.part_bytes);
-    // Contributions are weighted by the samples behind them (SPEC §2.1).
+    // Contributions are weighted by the samples behind them (docs/dedloc.md §1).
     for (std::size_t m = 0; m < plan.size(); ++m) plan.weights[m] = static_cast<double>(peers_[plan.members[m]].contributed);
     round_in_flight_ = true;
     round_started_ = engine_.now();

@@ -1,8 +1,8 @@
 #pragma once
 // Runs a scenario's collaborative training over a simulated network for a stretch of wall time
-// (SPEC §2.1, §2.5, §5): every peer hosts the core's Trainer (micro-batches through
-// Environment::compute), AveragingService (butterfly rounds with the planner's roles) and
-// StateService (state download for joiners and stragglers).
+// (docs/dedloc.md §1, §5; docs/opendiloco.md §1): every peer hosts the core's Trainer
+// (micro-batches through Environment::compute), AveragingService (butterfly rounds with the
+// planner's roles) and StateService (state download for joiners and stragglers).
 //
 // Coordination shortcut (training.coordination = "exact", the default): the driver counts the
 // collaboration's accumulated samples exactly, as a ProgressTracker with zero staleness would, and

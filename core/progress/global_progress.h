@@ -1,6 +1,6 @@
 #pragma once
 // The collaboration's progress as one peer estimates it from everyone's published records
-// (SPEC §2.5, hivemind's progress tracker):
+// (docs/dedloc.md §5, hivemind's progress tracker):
 //   global step       = max step over non-client peers
 //   estimated samples = Σ over peers at the global step of samples + max(0, now − time)·samples/s
 //   ETA to next step  = max(0, B − estimated samples) / Σ samples/s (over every live peer)

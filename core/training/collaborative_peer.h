@@ -1,6 +1,6 @@
 #pragma once
-// One peer of a DeDLOC collaboration, the whole schedule of SPEC §2.1 and §2.5 with no global view:
-// it computes micro-batches at its own speed (Trainer), publishes its progress in the DHT and
+// One peer of a DeDLOC collaboration, the whole schedule of docs/dedloc.md §1 and §5 with no global
+// view: it computes micro-batches at its own speed (Trainer), publishes its progress in the DHT and
 // estimates the collaboration's (ProgressTracker), looks for an averaging group once the next
 // global step is near (Matchmaker), waits until the collaboration's estimated samples reach the
 // target batch, then averages its gradient with the group, weighted by samples (AveragingService,

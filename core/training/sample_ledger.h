@@ -1,7 +1,8 @@
 #pragma once
-// Where every computed sample ends up (SPEC §2.1: no sample may silently vanish). A sample is
-// computed when its micro-batch completes; from then on it is pending (accumulated, or contributed
-// to a round still running) until it lands in an applied step or is lost with a departing peer.
+// Where every computed sample ends up (docs/dedloc.md §1: no sample may silently vanish). A sample
+// is computed when its micro-batch completes; from then on it is pending (accumulated, or
+// contributed to a round still running) until it lands in an applied step or is lost with a
+// departing peer.
 #include <cstdint>
 
 namespace swarmlab::core::training {

@@ -1,7 +1,7 @@
 #pragma once
-// Messages of the state download (SPEC §2.1, hivemind's load_state_from_peers): a peer that joined
-// or fell behind asks an up-to-date peer for parameters + optimizer state, which streams back as a
-// header and then chunks. Layout (core/wire.h, little-endian):
+// Messages of the state download (docs/dedloc.md §1, hivemind's load_state_from_peers): a peer that
+// joined or fell behind asks an up-to-date peer for parameters + optimizer state, which streams
+// back as a header and then chunks. Layout (core/wire.h, little-endian):
 //   Request: u8 service (State) | u8 kind=1 | u64 request_id
 //   Header:  u8 service | u8 kind=2 | u64 request_id | u64 step | u64 total_bytes | u32 chunks
 //   Chunk:   u8 service | u8 kind=3 | u64 request_id | u32 index | u32 bytes  (+ payload, virtual here)

@@ -1,7 +1,7 @@
 #pragma once
 // Serves this peer's parameters + optimizer state to peers that fell behind, and downloads them
-// from an up-to-date peer (SPEC §2.1; hivemind's load_state_from_peers, 64 KiB chunks). The bytes
-// are charged exactly (state_bytes, chunked) but carried as virtual payload: the simulator
+// from an up-to-date peer (docs/dedloc.md §1; hivemind's load_state_from_peers, 64 KiB chunks). The
+// bytes are charged exactly (state_bytes, chunked) but carried as virtual payload: the simulator
 // measures time and traffic, not the values.
 #include <cstdint>
 #include <functional>

@@ -1,9 +1,9 @@
 #pragma once
-// One peer's local training loop (SPEC §2.1): it computes gradients in micro-batches through
-// Environment::compute at its own speed and accumulates samples towards its next contribution.
-// Whoever coordinates the collaboration (the progress estimate and matchmaking, or a simulator's
-// driver) takes the accumulated samples when a global step begins and tells the trainer when to
-// pause (averaging in sequence) and resume, and when a step has been applied.
+// One peer's local training loop (docs/dedloc.md §1): it computes gradients in micro-batches
+// through Environment::compute at its own speed and accumulates samples towards its next
+// contribution. Whoever coordinates the collaboration (the progress estimate and matchmaking, or a
+// simulator's driver) takes the accumulated samples when a global step begins and tells the trainer
+// when to pause (averaging in sequence) and resume, and when a step has been applied.
 //
 // Pausing lets the micro-batch in flight finish: a GPU does not abandon a forward/backward pass,
 // and its samples count towards the next contribution.

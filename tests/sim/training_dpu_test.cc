@@ -1,5 +1,5 @@
-// DPU on vs off when averaging takes about as long as computing a batch (SPEC §2.1): the step rate
-// is about 1/max(compute, averaging) with DPU and 1/(compute + averaging) without.
+// DPU on vs off when averaging takes about as long as computing a batch (docs/dedloc.md §1): the
+// step rate is about 1/max(compute, averaging) with DPU and 1/(compute + averaging) without.
 #include <gtest/gtest.h>
 
 #include "scenarios/scenario_loader.h"
