@@ -1,6 +1,6 @@
 #pragma once
-// DeDLOC Table 1 (SPEC §2.6): ResNet-50 averaging time per round for AR, PS and the planner on
-// setups A-D, simulated from the shipped scenarios and set beside the paper's figures.
+// DeDLOC Table 1 (docs/dedloc.md §6): ResNet-50 averaging time per round for AR, PS and the planner
+// on setups A-D, simulated from the shipped scenarios and set beside the paper's figures.
 #include <array>
 #include <string>
 #include <vector>

@@ -1,5 +1,6 @@
-// swarmlab albert: the five ALBERT-large setups of DeDLOC (SPEC §2.6) trained for a simulated 48 h;
-// optimizer steps per hour and speed relative to high-bandwidth, with what explains each gap.
+// swarmlab albert: the five ALBERT-large setups of DeDLOC (docs/dedloc.md §6) trained for a
+// simulated 48 h; optimizer steps per hour and speed relative to high-bandwidth, with what explains
+// each gap.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>

@@ -1,4 +1,4 @@
-// swarmlab plan: the DeDLOC planner (SPEC §2.2) on a scenario's peers.
+// swarmlab plan: the DeDLOC planner (docs/dedloc.md §2) on a scenario's peers.
 #include <chrono>
 #include <cstdio>
 #include <iostream>

@@ -42,7 +42,7 @@ struct PeerSpec {
   double failure_rate = 0;                // per-round failure probability p, in [0, 1]
 };
 
-// A directed cap on the rate from peer `from` to peer `to` (SPEC §2.2's t_ij), on top of the
+// A directed cap on the rate from peer `from` to peer `to` (docs/dedloc.md §2, t_ij), on top of the
 // access links. Indices into Scenario::peers; JSON names peers or groups.
 struct PairCap {
   std::size_t from = 0, to = 0;
@@ -63,9 +63,9 @@ struct AveragingSpec {
   std::uint64_t part_bytes = 524288;   // streamed part size after compression (512 KiB)
   std::optional<std::size_t> ps_peer;  // index of the parameter server (public peer), if fixed
   // Moshpit group averaging: each round averages within groups of at most this many peers along
-  // one axis of the grid (SPEC §2.3). Absent: one butterfly over everyone.
+  // one axis of the grid (docs/dedloc.md §3). Absent: one butterfly over everyone.
   std::optional<std::uint64_t> group_size;
-  // Failure timeouts (SPEC §2.4); absent: the core's defaults (30 s, 60 s, none).
+  // Failure timeouts (docs/dedloc.md §4): the bounds of the adaptive ones (core/training/round_timeouts.h).
   std::optional<double> sender_timeout_s, reducer_timeout_s, round_timeout_s;
 };
 

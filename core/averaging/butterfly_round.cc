@@ -124,7 +124,8 @@ void ButterflyRound::on_contribution(std::size_t s, const DecodedPart& part) {
   SenderState& st = senders_[s];
   const std::uint32_t k = part.header.part;
   // The weight travels in each part: the plan says who sends, but a sender's weight (the samples
-  // behind its gradient) is known only to itself when the round starts (training, SPEC §2.1).
+  // behind its gradient) is known only to itself when the round starts (training,
+  // docs/dedloc.md §1).
   const double weight = part.header.weight;
   if (!plan_.sends(s) || st.dropped || k != st.received || k >= my_parts_ ||
       part.header.elements != plan_.part_count(me_, k) || !(weight > 0) || !std::isfinite(weight)) {

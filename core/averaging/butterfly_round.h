@@ -1,9 +1,9 @@
 #pragma once
-// One peer's side of one butterfly all-reduce round (SPEC §2.4). The flattened vector is split into
-// one span per member; every sender streams to each reducer the parts of that reducer's span, the
-// reducer averages each part over all senders, weighted, and returns it to every sender. Because
-// messages to one peer travel in order and the network runs all pairs at once, sending part k+1
-// overlaps reducing part k and returning part k-1.
+// One peer's side of one butterfly all-reduce round (docs/dedloc.md §4). The flattened vector is
+// split into one span per member; every sender streams to each reducer the parts of that reducer's
+// span, the reducer averages each part over all senders, weighted, and returns it to every sender.
+// Because messages to one peer travel in order and the network runs all pairs at once, sending part
+// k+1 overlaps reducing part k and returning part k-1.
 //
 // Failures: a sender silent for sender_timeout while a reducer waits on it is dropped by that
 // reducer: parts it already delivered keep its contribution, later parts are averaged without it
@@ -25,7 +25,7 @@ namespace swarmlab::core::averaging {
 
 struct Timeouts {
   Seconds sender = 30;                                          // hivemind-era DeDLOC runs: 30 s
-  Seconds reducer = 60;                                         // SPEC: 2 × sender_timeout
+  Seconds reducer = 60;                                         // 2 × sender (docs/dedloc.md §4)
   Seconds round = std::numeric_limits<double>::infinity();      // hivemind's optimizer: 60 s
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// Wire compression of float vectors for averaging (SPEC §2.4): fp32 (none), fp16, fp16 with
+// Wire compression of float vectors for averaging (docs/dedloc.md §4): fp32 (none), fp16, fp16 with
 // mean/std scaling, and 8-bit uniform quantisation over a 6σ range. One call encodes one part; any
 // per-part header (scale, offset) is counted in encoded_size, which is exactly what encode() appends
 // and what the simulator charges for the part.

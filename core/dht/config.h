@@ -1,6 +1,6 @@
 #pragma once
-// Every tunable of the DHT in one place, with hivemind's defaults (SPEC §6) where it has one and
-// the Kademlia paper's otherwise.
+// Every tunable of the DHT in one place, with hivemind's defaults (docs/hivemind.md §1) where it
+// has one and the Kademlia paper's otherwise.
 #include <cstddef>
 #include <cstdint>
 

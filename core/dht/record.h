@@ -1,7 +1,7 @@
 #pragma once
 // What the DHT stores under a key: a plain value or a dictionary of subkeys, each with an absolute
-// expiration time (SPEC §2.5). The same merge rules serve the storage of a node and a lookup that
-// combines the answers of several replicas, so both agree on which version wins:
+// expiration time (docs/dedloc.md §5). The same merge rules serve the storage of a node and a
+// lookup that combines the answers of several replicas, so both agree on which version wins:
 // - a newer expiration replaces an older one; on a tie the value already held stays;
 // - a plain value replaces a dictionary only if it expires later than every subkey in it;
 // - a subkey stored over a plain value replaces it (with a one-entry dictionary) only if the

@@ -1,10 +1,10 @@
 #pragma once
 // The Kademlia routing table: one k-bucket per bit position of the XOR distance from our id.
 //
-// Eviction prefers old, reliable peers (Kademlia §2.2, SPEC §4): a newcomer to a full bucket waits
-// in the bucket's replacement cache while the least-recently-seen entry is pinged, and takes a
-// place only when an entry fails. update() says whom to ping; the node reports the outcome by
-// calling update() again (the entry answered) or remove() (it failed), which promotes the most
+// Eviction prefers old, reliable peers (Kademlia §2.2, docs/hydra.md §1): a newcomer to a full
+// bucket waits in the bucket's replacement cache while the least-recently-seen entry is pinged, and
+// takes a place only when an entry fails. update() says whom to ping; the node reports the outcome
+// by calling update() again (the entry answered) or remove() (it failed), which promotes the most
 // recently seen replacement. One ping per bucket is outstanding at a time.
 //
 // With a ping interval T > 0 a bucket pings at most once per T, and never an entry heard from

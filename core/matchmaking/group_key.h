@@ -1,5 +1,5 @@
 #pragma once
-// Moshpit group keys (SPEC §2.3). Peers that look for a group together share a DHT key
+// Moshpit group keys (docs/dedloc.md §3). Peers that look for a group together share a DHT key
 // "{prefix}.0b{bits}". After a group forms, each member takes a distinct index drawn from an RNG
 // seeded with the group id and shifts its binary form into its bits, so the next round's groups
 // each draw their members from different current groups (a virtual grid: with bits of length

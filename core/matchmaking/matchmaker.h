@@ -1,5 +1,6 @@
 #pragma once
-// hivemind's leader/follower matchmaking (SPEC §2.3), over the DHT and the environment seam.
+// hivemind's leader/follower matchmaking (docs/dedloc.md §3), over the DHT and the environment
+// seam.
 //
 // A peer looking for a group declares itself under its group key with an expiration
 // (now + min_matchmaking_time) and, at the same time, is a potential leader and a potential

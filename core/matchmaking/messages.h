@@ -1,5 +1,5 @@
 #pragma once
-// Matchmaking's wire messages (SPEC §2.3). Every message is
+// Matchmaking's wire messages (docs/dedloc.md §3). Every message is
 //
 //   u8 service          core::ServiceId::Matchmaking
 //   u8 kind             MessageKind

@@ -1,7 +1,7 @@
 #pragma once
-// Moshpit grouping (SPEC §2.3): peers sit on a virtual d-dimensional grid and round t averages
-// along axis t mod d, so with n = side^d peers and no failures every peer holds the exact global
-// average after d rounds.
+// Moshpit grouping (docs/dedloc.md §3): peers sit on a virtual d-dimensional grid and round t
+// averages along axis t mod d, so with n = side^d peers and no failures every peer holds the exact
+// global average after d rounds.
 //
 // For a group size limit m and n peers:
 //   d    = ⌈log_m n⌉                 (the fewest rounds groups of at most m can reach everyone in)

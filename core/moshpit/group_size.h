@@ -1,7 +1,8 @@
 #pragma once
 // Choosing the Moshpit group size m from the number of peers n and the per-round, per-peer failure
-// probability p (SPEC §2.3). The model and its assumptions are written out in core/moshpit/README.md;
-// in short, with the grid of core/moshpit/grid.h (d axes, groups of at most m):
+// probability p (docs/dedloc.md §3). The model and its assumptions are written out in
+// core/moshpit/README.md; in short, with the grid of core/moshpit/grid.h (d axes, groups of at
+// most m):
 //
 //   E(m) = Σ_{axes k} E[ max over the groups g of axis k of Geometric((1 − p)^|g|) ]
 //

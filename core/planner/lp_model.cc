@@ -38,8 +38,8 @@ bool identical(const ScaledProblem& p, int i, int k) {
   return true;
 }
 
-// The phase-1 program (SPEC §2.2, O(n²) form). Columns: ρ, then per peer c and z, then a and g
-// in (sender, receiver) order. ρ is ξ·P in rate units.
+// The phase-1 program (docs/dedloc.md §2, O(n²) form). Columns: ρ, then per peer c and z, then a
+// and g in (sender, receiver) order. ρ is ξ·P in rate units.
 struct RolesModel {
   int rho = 0;
   std::vector<int> c;  // 0 where the peer cannot compute

@@ -40,7 +40,7 @@ struct RolesResult {
   int mips = 0;                // MIPs solved
 };
 
-// --- The full model of SPEC §2.2 (any input, including pair caps) ---------------------------
+// --- The full model of docs/dedloc.md §2 (any input, including pair caps) -------------------
 
 // Phase 1 for Roles::Optimize: the O(n²) mixed-integer program with c binary, looking only for
 // plans with ρ >= cutoff and at least two computing peers.

@@ -1,8 +1,8 @@
 #pragma once
-// The DeDLOC planner (SPEC §2.2): chooses which peers compute gradients and which share of the
-// gradient vector every peer aggregates, maximising optimizer steps per second. Solved with GLPK:
-// an exact mixed-integer program for the roles, then LPs with the roles fixed for the averaging
-// plan. See core/planner/README.md for the formulation and every modelling decision.
+// The DeDLOC planner (docs/dedloc.md §2): chooses which peers compute gradients and which share of
+// the gradient vector every peer aggregates, maximising optimizer steps per second. Solved with
+// GLPK: an exact mixed-integer program for the roles, then LPs with the roles fixed for the
+// averaging plan. See core/planner/README.md for the formulation and every modelling decision.
 //
 // Deterministic: the same input (same peer order) gives a bit-identical Plan, so every peer can
 // solve the problem independently and agree without exchanging messages. The planner never

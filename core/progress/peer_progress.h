@@ -1,5 +1,5 @@
 #pragma once
-// One peer's training progress as it publishes it in the DHT (SPEC §2.5): under the key
+// One peer's training progress as it publishes it in the DHT (docs/dedloc.md §5): under the key
 // "{run}_progress", subkey = the peer's identity, this record as the value.
 //
 // Value encoding (core/wire.h), version 1:

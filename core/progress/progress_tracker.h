@@ -1,5 +1,6 @@
 #pragma once
-// Publishes this peer's training progress in the DHT and estimates the collaboration's (SPEC §2.5).
+// Publishes this peer's training progress in the DHT and estimates the collaboration's
+// (docs/dedloc.md §5).
 //
 // A training loop calls report() whenever its local progress changes (after each local batch, and
 // after each optimizer step), fetch() when it wants a fresh view, and should_start_matchmaking()

@@ -1,5 +1,5 @@
 #pragma once
-// Moshpit averaging on real vectors (SPEC §2.3), against the two baselines it replaces:
+// Moshpit averaging on real vectors (docs/dedloc.md §3), against the two baselines it replaces:
 //   moshpit            grid groups (core/moshpit/grid.h), round t averages along axis t mod d
 //   allreduce_restart  one all-reduce over all N peers, repeated until a round where nobody fails
 //   random_groups      a fresh uniformly random partition into groups of m every round

@@ -96,7 +96,8 @@ class FlowNetwork final : public Network {
   std::vector<bool> up_;
   std::vector<std::uint64_t> up_epoch_;  // bumped when a peer goes down: voids deliveries in flight
   std::vector<Resource> resources_;
-  // Per ordered pair: the scenario's cap (SPEC's t_ij) and the sender's pacing, as resources.
+  // Per ordered pair: the scenario's cap (t_ij of docs/dedloc.md §2) and the sender's pacing, as
+  // resources.
   std::unordered_map<std::uint64_t, Index> pair_resource_;
   std::unordered_map<std::uint64_t, Index> pacing_resource_;
   void set_pair_resource(std::unordered_map<std::uint64_t, Index>& table, PeerId from, PeerId to, double bps);

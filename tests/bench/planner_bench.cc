@@ -1,5 +1,5 @@
-// Planner solve times (SPEC §2.2: the paper's solver converges in under 50 ms and runs about
-// twice a minute). Heterogeneous swarms: fast and slow GPU peers (asymmetric slow links),
+// Planner solve times (docs/dedloc.md §2: the paper's solver converges in under 50 ms and runs
+// about twice a minute). Heterogeneous swarms: fast and slow GPU peers (asymmetric slow links),
 // CPU-only reducers and client-mode GPU peers, ResNet-50 gradient in fp16.
 #include <benchmark/benchmark.h>
 

@@ -1,5 +1,5 @@
-// The scenario files shipped under scenarios/: every one loads, and the DeDLOC setups (SPEC §2.6)
-// have the published shape.
+// The scenario files shipped under scenarios/: every one loads, and the DeDLOC setups
+// (docs/dedloc.md §6) have the published shape.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-// Failures inside a butterfly round (SPEC §2.4), checked against values computed by hand.
+// Failures inside a butterfly round (docs/dedloc.md §4), checked against values computed by hand.
 //
 // 16 peers, weight 1 each, equal shares. Peer i's vector is the constant i + 1, so any average is
 // easy to state: over all 16 peers it is 136/16 = 8.5; without peer 5 (value 6) it is 130/15.

@@ -1,5 +1,5 @@
-// One test per reason a leader refuses a join request (SPEC §2.3). A probe peer speaks the wire
-// protocol by hand and records the replies.
+// One test per reason a leader refuses a join request (docs/dedloc.md §3). A probe peer speaks the
+// wire protocol by hand and records the replies.
 #include <gtest/gtest.h>
 
 #include <vector>

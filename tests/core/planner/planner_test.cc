@@ -1,5 +1,5 @@
-// Tests of the DeDLOC planner (SPEC §2.2): the paper's special cases, closed forms derived by
-// hand, a brute-force check of the roles MIP, integrality, determinism and validation.
+// Tests of the DeDLOC planner (docs/dedloc.md §2): the paper's special cases, closed forms derived
+// by hand, a brute-force check of the roles MIP, integrality, determinism and validation.
 #include "core/planner/planner.h"
 
 #include <gtest/gtest.h>
@@ -565,8 +565,8 @@ TEST(PlannerValidation, RejectsBadInput) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Table 1 (SPEC §2.6): ResNet-50, 25,557,032 parameters sent as fp16. Roles fixed (every GPU
-// peer's gradient is averaged), objective = averaging rate. Ideal references in the same rate
+// Table 1 (docs/dedloc.md §6): ResNet-50, 25,557,032 parameters sent as fp16. Roles fixed (every
+// GPU peer's gradient is averaged), objective = averaging rate. Ideal references in the same rate
 // model: AR = equal shares among the GPU peers, round = max_i 2(n−1)/n·P / min(d_i, u_i);
 // PS = the best single peer j reducing everything, round = max(#other senders·P / min(d_j, u_j),
 // max_i P / min(d_i, u_i)).

@@ -1,6 +1,6 @@
-// Joining and leaving during training (SPEC §2.1): late joiners download parameters + optimizer
-// state from an up-to-date peer, leavers' samples are counted as lost, and the sample accounting
-// balances exactly.
+// Joining and leaving during training (docs/dedloc.md §1): late joiners download parameters +
+// optimizer state from an up-to-date peer, leavers' samples are counted as lost, and the sample
+// accounting balances exactly.
 #include <gtest/gtest.h>
 
 #include "scenarios/scenario_loader.h"

@@ -1,4 +1,5 @@
-// DiLoCo (SPEC §5): H local steps, then one averaging of pseudo-gradients and the outer step.
+// DiLoCo (docs/opendiloco.md §1): H local steps, then one averaging of pseudo-gradients and the
+// outer step.
 #include <gtest/gtest.h>
 
 #include "scenarios/scenario_loader.h"
