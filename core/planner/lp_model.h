@@ -34,6 +34,16 @@ ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt);
 
 // --- The averaging LP with the roles fixed (rate_model.cc) ----------------------------------
 
+// A transport cut found by the averaging LP, valid for any roles (README.md, "The roles
+// search"). With returner < 0: what the receivers T get from the other reducers is at most
+// Σ_j min(h_j, Σ_{i∈T, i≠j} e_ji), e_ji = min(z_j, t_ji − [j computes]·z_i) being what pair
+// j → i can return. With returner = j: j's returns h_j are at most Σ_i e_ji over the receivers
+// (every peer that might compute, for other roles).
+struct TransportCut {
+  std::vector<int> receivers;
+  int returner = -1;
+};
+
 struct RateResult {
   bool ok = false;
   // rho is the LP's optimum (the aggregated model's optimum was split into per-pair returns, or
@@ -50,8 +60,9 @@ struct RateResult {
 // found by max-flow until the totals can be split into pairs (README.md, "The averaging LP").
 // With bounds_only, stops after the first solve of the aggregated form: rho is then an upper
 // bound and lower a lower bound (cheap; exact when they meet).
+// Transport cuts binding at the optimum are appended to `cuts` when given.
 RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
-                        bool bounds_only = false);
+                        bool bounds_only = false, std::vector<TransportCut>* cuts = nullptr);
 
 // --- The achievable split (split_model.cc) --------------------------------------------------
 

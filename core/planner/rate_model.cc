@@ -47,7 +47,7 @@ constexpr int kMaxRounds = 60;
 }  // namespace
 
 RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
-                        bool bounds_only) {
+                        bool bounds_only, std::vector<TransportCut>* cuts) {
   TermOff quiet;
   const int n = p.n;
   RateResult res;
@@ -175,6 +175,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     std::function<int(double)> col;  // new column in [0, ub]
     std::function<int(const std::vector<std::pair<int, double>>&, double)> row_le;
   };
+  std::vector<std::pair<int, TransportCut>> exportable;  // (row, cut) for rows that are cuts
   if (!p.cap.empty()) {
     const Sink build{[&](double ub) { return model.col(0, ub); },
                      [&](const std::vector<std::pair<int, double>>& terms, double hi) {
@@ -201,7 +202,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
         caps += cap(j, i);
         if (computes[j] && z[i]) terms.emplace_back(z[i], 1.0);
       }
-      if (any) build.row_le(terms, caps);
+      if (any) exportable.push_back({build.row_le(terms, caps), {{}, j}});
     }
     for (int i = 0; i < n; ++i) {
       if (!G[i]) continue;
@@ -232,12 +233,18 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   const SplitResult split = best_split(p, computes);
   const double floor = split.ok ? split.total / beta : 0;
   auto met = [&] { return glp_get_col_prim(lp, rho) <= floor * (1 + 1e-9); };
+  auto export_cuts = [&] {  // the cuts that bind at the optimum, for the roles program
+    for (const auto& [row, cut] : exportable) {
+      if (std::abs(glp_get_row_dual(lp, row)) > 1e-12) cuts->push_back(cut);
+    }
+  };
   res.lower = floor * beta;
   if (bounds_only || met()) {
     res.ok = true;
     res.certified = met();
     res.rho = glp_get_col_prim(lp, rho) * beta;
     if (res.certified) res.lower = res.rho;
+    if (cuts) export_cuts();  // valid either way; they bind at this solution
     return res;
   }
   const Sink live{[&](double ub) {
@@ -365,7 +372,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       terms.emplace_back(H, 1.0);
       live.row_le(terms, 0);
     }
-    live.row_le(main, 0);
+    exportable.push_back({live.row_le(main, 0), {T, -1}});
   };
 
   std::map<std::vector<int>, int> seen;  // receiver sets cut so far, and how often
@@ -456,7 +463,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     } else {
       double rhs = 0;
       const PieceCut cut = piece_cut(T, &rhs);
-      Model::add_row_le(lp, piece_row(cut, &rhs), rhs);
+      exportable.push_back({Model::add_row_le(lp, piece_row(cut, &rhs), rhs), {T, -1}});
     }
     ++res.rounds;
     if (!solve_simplex(lp, /*dual=*/true)) return res;
@@ -464,6 +471,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   res.ok = true;
   res.rho = glp_get_col_prim(lp, rho) * beta;
   if (res.certified) res.lower = res.rho;
+  if (cuts && res.certified) export_cuts();
   return res;
 }
 

@@ -44,8 +44,10 @@ class Evaluator {
     if (auto it = exact_.find(computes); it != exact_.end()) return {it->second, it->second};
     if (auto it = bounds_.find(computes); it != bounds_.end()) return it->second;
     ++evaluations_;
-    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/true);
+    std::vector<TransportCut> cuts;
+    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/true, &cuts);
     Range range{r.ok ? r.lower : 0, r.ok ? r.rho : kInf};
+    cuts_[computes] = std::move(cuts);
     if (r.ok && r.certified) {
       exact_.emplace(computes, r.rho);
       return {r.rho, r.rho};
@@ -57,11 +59,19 @@ class Evaluator {
   double rate(const std::vector<bool>& computes) {
     if (auto it = exact_.find(computes); it != exact_.end()) return it->second;
     ++evaluations_;
-    const RateResult r = averaging_lp(p_, computes);
+    std::vector<TransportCut> cuts;
+    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/false, &cuts);
     double rho = r.ok ? r.rho : 0;
     if (!r.ok || !r.certified) rho = reference_averaging_lp(p_, computes).rho;
     exact_.emplace(computes, rho);
+    cuts_[computes] = std::move(cuts);
     return rho;
+  }
+  // The transport cuts that bind in the averaging LP of these roles (after rate()).
+  const std::vector<TransportCut>& cuts(const std::vector<bool>& computes) const {
+    static const std::vector<TransportCut> none;
+    const auto it = cuts_.find(computes);
+    return it == cuts_.end() ? none : it->second;
   }
 
   double compute(const std::vector<bool>& computes) const {
@@ -89,6 +99,7 @@ class Evaluator {
   const ScaledProblem& p_;
   std::map<std::vector<bool>, double> exact_;
   std::map<std::vector<bool>, Range> bounds_;
+  std::map<std::vector<bool>, std::vector<TransportCut>> cuts_;
   int evaluations_ = 0;
 };
 
@@ -152,7 +163,7 @@ struct MipSolve {
 // for integral roles it equals the averaging LP up to the transport cuts found so far.
 MipSolve solve_for_m(const ScaledProblem& p, int m, double cut, const std::vector<bool>& eligible,
                      const std::vector<std::vector<int>>& regions,
-                     const std::vector<double>& span_cap,
+                     const std::vector<double>& span_cap, const std::vector<TransportCut>& cuts,
                      const std::vector<std::vector<bool>>& excluded, std::int64_t max_nodes) {
   const int n = p.n;
   const double md = m;
@@ -469,6 +480,36 @@ MipSolve solve_for_m(const ScaledProblem& p, int m, double cut, const std::vecto
       for (const auto& [col, v] : main) model.coef(r, col, v);
     }
   }
+  // Transport cuts the averaging LP needed for roles this program overrated, in their exact form
+  // (σ on capped pairs, z_j on the others, counted whether or not the receiver computes: exact
+  // for those roles, valid for all).
+  std::vector<int> everyone;
+  for (int i = 0; i < n; ++i) {
+    if (G[i]) everyone.push_back(i);
+  }
+  for (const TransportCut& tc : cuts) {
+    if (tc.returner >= 0) {  // h_j <= Σ over every possible receiver
+      if (!z[tc.returner]) continue;
+      std::vector<std::pair<int, double>> terms{{h[tc.returner], 1.0}};
+      returns_bound(tc.returner, everyone, &terms);
+      const int r = model.row_le(0);
+      for (const auto& [col, v] : terms) model.coef(r, col, v);
+      continue;
+    }
+    std::vector<std::pair<int, double>> main;
+    for (int i : tc.receivers) {
+      if (G[i]) main.emplace_back(G[i], 1.0);
+    }
+    if (main.empty()) continue;
+    for (int j = 0; j < n; ++j) {
+      if (!z[j]) continue;
+      std::vector<std::pair<int, double>> terms;
+      returns_bound(j, tc.receivers, &terms);
+      if (!terms.empty()) add_returns_column(j, tc.receivers, terms, &main);
+    }
+    const int r = model.row_le(0);
+    for (const auto& [col, v] : main) model.coef(r, col, v);
+  }
   for (const auto& roles : excluded) {  // roles already known not to beat the cut
     if (count(roles) != m) continue;
     const int r = model.row_le(m - 1);
@@ -672,6 +713,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   for (Case& cs : cases) {
     const int m = cs.m;
     double open = -kInf;
+    std::vector<TransportCut> case_cuts;
     for (int round = 0;; ++round) {
       const double cut = cut_of();
       std::vector<bool> eligible;
@@ -687,7 +729,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
         break;
       }
       const MipSolve got =
-          solve_for_m(p, m, cut, eligible, active, span_cap, excluded, nodes);
+          solve_for_m(p, m, cut, eligible, active, span_cap, case_cuts, excluded, nodes);
       ++res.mips;
       res.nodes += got.outcome.nodes;
       if (got.outcome.infeasible) {
@@ -706,8 +748,15 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
         continue;
       }
       // The program overrated these roles (its transport cuts are not all of the LP's): exclude
-      // them and look again.
+      // them, add the cuts their LP needed (which may rule out their like too), and look again.
       excluded.push_back(got.computes);
+      for (const TransportCut& tc : ev.cuts(got.computes)) {
+        bool dup = false;
+        for (const TransportCut& have : case_cuts) {
+          dup = dup || (have.returner == tc.returner && have.receivers == tc.receivers);
+        }
+        if (!dup) case_cuts.push_back(tc);
+      }
       if (!got.outcome.optimal) break;  // budget spent: keep its bound
     }
     cs.bound = open;
