@@ -90,7 +90,10 @@ struct RolesResult {
   double value = 0;            // min(Σκc, averaging rate) of `computes`, scaled
   double rate = 0;             // the averaging LP's rate of `computes`, scaled
   double bound = 0;            // proven: no roles with two or more computing peers beat this
-  bool exact = false;          // bound == value (up to 1e-7 relative)
+  bool exact = false;          // bound == value (up to 1e-6 relative)
+  // Averaging keeps up with every compute-capable peer computing (then `computes` is all of them
+  // and optimal without a search).
+  bool everyone = false;
   std::int64_t nodes = 0;      // branch-and-bound nodes, all MIPs together
   int mips = 0;                // MIPs solved
   int evaluations = 0;         // averaging LPs solved for candidate roles
@@ -98,7 +101,7 @@ struct RolesResult {
 
 struct RolesSearchLimits {
   std::int64_t max_mip_nodes = 0;  // per MIP; 0 = automatic
-  int max_rounds = 0;              // MIP re-solves per case; 0 = automatic
+  int max_mips = 0;                // MIP solves in all; 0 = automatic
   double gap = 0;                  // stop once no roles can beat the incumbent by more than this
 };
 

@@ -75,7 +75,7 @@ void validate(const PlannerInput& in, const PlannerOptions& opt) {
         "compute");
   }
   if (opt.max_mip_nodes < 0) throw std::invalid_argument("planner: max_mip_nodes must be >= 0");
-  if (opt.max_mip_rounds < 0) throw std::invalid_argument("planner: max_mip_rounds must be >= 0");
+  if (opt.max_mips < 0) throw std::invalid_argument("planner: max_mips must be >= 0");
   if (!(opt.max_gap >= 0) || !std::isfinite(opt.max_gap)) {
     throw std::invalid_argument("planner: max_gap must be a finite number >= 0 (got " +
                                 number(opt.max_gap) + ")");
@@ -284,35 +284,12 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
     return plan;
   }
 
-  // Every compute-capable peer computing is optimal whenever averaging keeps up with the whole
-  // compute rate: no role choice can beat ξ = Σ s_i / B. The averaging LP's cheap bounds usually
-  // settle it; one exact LP otherwise.
-  const double full_compute = compute_rate(input, p.can_compute);
   const double to_steps = p.unit_bps / input.gradient_bits;
-  {
-    const detail::RateResult all = detail::averaging_lp(p, p.can_compute, /*bounds_only=*/true);
-    if (!all.ok) throw std::runtime_error("planner: GLPK failed on the averaging LP");
-    double rate = -1;
-    if (all.certified) {
-      rate = all.rho;
-    } else if (all.rho * to_steps >= full_compute) {  // the upper bound does not rule it out
-      const detail::RateResult exact = detail::averaging_lp(p, p.can_compute);
-      rate = exact.certified ? exact.rho : detail::reference_averaging_lp(p, p.can_compute).rho;
-    }
-    if (rate >= 0 && rate * to_steps >= full_compute) {
-      Plan plan = assemble(input, options, p, p.can_compute, rate);
-      plan.solver =
-          "averaging LP (aggregated form, glpk simplex): averaging keeps up with every "
-          "compute-capable peer, so these roles are optimal without a roles search; fractions "
-          "from the best split" + describe_split(plan);
-      return plan;
-    }
-  }
 
   // Phase 1: the roles (README.md, "The roles search"), for two or more computing peers.
   detail::RolesSearchLimits limits;
   limits.max_mip_nodes = options.max_mip_nodes;
-  limits.max_rounds = options.max_mip_rounds;
+  limits.max_mips = options.max_mips;
   limits.gap = options.max_gap;
   const detail::RolesResult roles = detail::search_roles(p, limits, previous_roles);
 
@@ -325,6 +302,15 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
     }
   }
   const double single = input.peers[best].compute_sps / input.target_batch;
+  if (roles.everyone) {
+    // Averaging keeps up with every compute-capable peer: no role choice beats ξ = Σ s_i / B.
+    Plan plan = assemble(input, options, p, roles.computes, roles.rate);
+    plan.solver =
+        "averaging LP (aggregated form, glpk simplex): averaging keeps up with every "
+        "compute-capable peer, so these roles are optimal without a roles search; fractions "
+        "from the best split" + describe_split(plan);
+    return plan;
+  }
   std::vector<bool> pick = roles.computes;
   double rate = roles.rate;
   if (pick.empty() || roles.value * to_steps < single) {

@@ -51,9 +51,9 @@ struct PlannerOptions {
   // runs out, the best roles found are used, Plan::roles_exact is false and Plan::roles_gap says
   // how far from optimal they can be at most.
   std::int64_t max_mip_nodes = 0;
-  // Re-solves of a roles MIP (each after the averaging LP showed that the MIP overrated its
-  // answer); 0 = automatic (30). Also a deterministic budget.
-  int max_mip_rounds = 0;
+  // Roles MIPs solved in all (one per step of the search); 0 = automatic (40). Also a
+  // deterministic budget: when it runs out, the plan reports the gap it proved.
+  int max_mips = 0;
   // Stop the roles search once no roles can beat the plan by more than this relative gap (e.g.
   // 0.01); the plan then reports the gap it proved. 0 = prove optimality (within 1e-6).
   double max_gap = 0;

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "core/planner/glpk_model.h"
 #include "core/planner/lp_model.h"
@@ -13,6 +14,8 @@ namespace {
 // Improvements smaller than this (relative) are solver noise: the search looks for roles worth
 // at least incumbent·(1 + kBetter), and a bound within it of the incumbent proves optimality.
 constexpr double kBetter = 1e-6;
+// Transport cuts kept per case (each adds a column and two rows per reducer to its MIP).
+constexpr int kMaxCaseCuts = 12;
 
 int count(const std::vector<bool>& v) { return static_cast<int>(std::count(v.begin(), v.end(), true)); }
 
@@ -568,7 +571,8 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       limits.max_mip_nodes > 0
           ? limits.max_mip_nodes
           : std::clamp<std::int64_t>(400000 / (static_cast<std::int64_t>(n) * n), 50, 20000);
-  const int max_rounds = limits.max_rounds > 0 ? limits.max_rounds : 30;
+  // MIP solves in all (each after the last one's roles were checked): a deterministic budget.
+  const int max_mips = limits.max_mips > 0 ? limits.max_mips : 40;
 
   Evaluator ev(p);
   auto consider = [&](const std::vector<bool>& roles) {
@@ -591,6 +595,24 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       warm_count += warm[i] ? 1 : 0;
     }
   }
+  auto keeps_up = [&](const std::vector<bool>& roles) {
+    const double kappa = ev.compute(roles);
+    const Evaluator::Range r = ev.bounds(roles);
+    return kappa <= r.lower || (kappa <= r.upper && kappa <= ev.rate(roles));
+  };
+  if (warm_count < 2 || warm == p.can_compute) {
+    // Every compute-capable peer computing is optimal when averaging keeps up with all of them:
+    // no role choice beats Σκ (κ_i < 1 here, as ρ <= 1).
+    if (keeps_up(p.can_compute)) {
+      res.computes = p.can_compute;
+      res.value = ev.compute(res.computes);
+      res.rate = ev.rate(res.computes);
+      res.bound = res.value;
+      res.exact = res.everyone = true;
+      res.evaluations = ev.evaluations();
+      return res;
+    }
+  }
   if (warm_count >= 2) {
     consider(warm);
   } else {
@@ -603,16 +625,10 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       for (int t = 0; t < size; ++t) roles[order[t]] = true;
       return roles;
     };
-    std::vector<double> kappa_prefix(k + 1, 0);
-    for (int t = 0; t < k; ++t) kappa_prefix[t + 1] = kappa_prefix[t] + p.kappa[order[t]];
     int lo = 2, hi = k;
     while (lo < hi) {
       const int mid = (lo + hi + 1) / 2;
-      const std::vector<bool> roles = prefix(mid);
-      const Evaluator::Range r = ev.bounds(roles);
-      const bool keeps_up = kappa_prefix[mid] <= r.lower ||
-                            (kappa_prefix[mid] <= r.upper && kappa_prefix[mid] <= ev.rate(roles));
-      if (keeps_up) {
+      if (keeps_up(prefix(mid))) {
         lo = mid;
       } else {
         hi = mid - 1;
@@ -657,41 +673,61 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     unsigned mask;  // regions with a computing peer (0: no split)
     double bound = -kInf;
   };
-  auto case_bound = [&](const Case& cs, double cut, std::vector<bool>* eligible_out,
-                        std::vector<std::vector<int>>* active, std::vector<double>* span_cap) {
-    std::vector<bool> eligible = eligible_for(cut);
-    span_cap->assign(n, kInf);
-    active->clear();
-    if (cs.mask) {
+  // What a case's programs and bounds need, for one cut: the eligible peers of its regions, the
+  // regions' members, the span caps those regions impose, and the cheap bound's sorted lists.
+  struct Scope {
+    bool empty = false;  // some region of the case has no eligible peer
+    std::vector<bool> eligible;
+    std::vector<std::vector<int>> active;
+    std::vector<double> span_cap;
+    std::optional<CheapBound> cheap;
+  };
+  std::map<unsigned, Scope> scopes;
+  double scopes_cut = -1;
+  auto scope_of = [&](unsigned mask, double cut) -> const Scope& {
+    if (cut != scopes_cut) {
+      scopes.clear();
+      scopes_cut = cut;
+    }
+    if (auto it = scopes.find(mask); it != scopes.end()) return it->second;
+    Scope sc;
+    sc.eligible = eligible_for(cut);
+    sc.span_cap.assign(n, kInf);
+    if (mask) {
       std::vector<bool> inside(n, false);
-      for (std::size_t g = 0; g < regions.size(); ++g) {
-        if (!(cs.mask >> g & 1u)) continue;
+      for (std::size_t g = 0; g < regions.size() && !sc.empty; ++g) {
+        if (!(mask >> g & 1u)) continue;
         std::vector<int> members;
         for (int i : regions[g]) {
           inside[i] = true;
-          if (eligible[i]) members.push_back(i);
+          if (sc.eligible[i]) members.push_back(i);
         }
-        if (members.empty()) return -kInf;
+        if (members.empty()) sc.empty = true;
         for (int j = 0; j < n; ++j) {  // some member computes and streams j's parts over its cap
           if (!p.can_reduce[j]) continue;
           double widest = 0;
           for (int k : members) {
             widest = k == j ? kInf : std::max(widest, p.pair_cap(k, j));
           }
-          (*span_cap)[j] = std::min((*span_cap)[j], widest);
+          sc.span_cap[j] = std::min(sc.span_cap[j], widest);
         }
-        active->push_back(std::move(members));
+        sc.active.push_back(std::move(members));
       }
-      for (int i = 0; i < n; ++i) eligible[i] = eligible[i] && inside[i];
+      for (int i = 0; i < n; ++i) sc.eligible[i] = sc.eligible[i] && inside[i];
     }
-    double b = CheapBound(p, eligible)(cs.m);
+    sc.cheap.emplace(p, sc.eligible);
+    return scopes.emplace(mask, std::move(sc)).first->second;
+  };
+  auto case_bound = [&](const Case& cs, double cut) {
+    const Scope& sc = scope_of(cs.mask, cut);
+    if (sc.empty || static_cast<int>(sc.active.size()) > cs.m) return -kInf;
+    const double b = (*sc.cheap)(cs.m);
     // ρ <= Σ_j z_j: every receiver gets at most the spans, each at most 1 (WLOG z_j <= ρ), its
     // download over m − 1 senders, and the caps of this case.
     double spans = 0;
     for (int j = 0; j < n; ++j) {
-      if (p.can_reduce[j]) spans += std::min({1.0, p.down[j] / (cs.m - 1), (*span_cap)[j]});
+      if (p.can_reduce[j]) spans += std::min({1.0, p.down[j] / (cs.m - 1), sc.span_cap[j]});
     }
-    *eligible_out = std::move(eligible);
     return std::min(b, spans);
   };
   std::vector<Case> cases;
@@ -700,66 +736,74 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     for (int m = 2; m <= k; ++m) {
       for (unsigned mask = regions.empty() ? 0u : 1u; mask < masks; ++mask) {
         Case cs{m, mask};
-        std::vector<bool> eligible;
-        std::vector<std::vector<int>> active;
-        std::vector<double> span_cap;
-        cs.bound = case_bound(cs, cut_of(), &eligible, &active, &span_cap);
-        if (cs.bound > cut_of() && static_cast<int>(active.size()) <= m) cases.push_back(cs);
+        cs.bound = case_bound(cs, cut_of());
+        if (cs.bound > cut_of()) cases.push_back(cs);
       }
     }
     std::stable_sort(cases.begin(), cases.end(),
                      [](const Case& a, const Case& b) { return a.bound > b.bound; });
   }
-  for (Case& cs : cases) {
-    const int m = cs.m;
-    double open = -kInf;
-    std::vector<TransportCut> case_cuts;
-    for (int round = 0;; ++round) {
-      const double cut = cut_of();
-      std::vector<bool> eligible;
-      std::vector<std::vector<int>> active;
-      std::vector<double> span_cap;
-      const double cheap = case_bound(cs, cut, &eligible, &active, &span_cap);
-      if (!(cheap > cut)) {  // proven: no such roles beat the incumbent
-        open = -kInf;
-        break;
-      }
-      if (round >= max_rounds) {
-        open = std::min(cheap, open > -kInf ? open : kInf);
-        break;
-      }
-      const MipSolve got =
-          solve_for_m(p, m, cut, eligible, active, span_cap, case_cuts, excluded, nodes);
-      ++res.mips;
-      res.nodes += got.outcome.nodes;
-      if (got.outcome.infeasible) {
-        open = -kInf;
-        break;
-      }
-      if (!got.outcome.solved) {  // node budget spent before any solution
-        open = std::min(cheap, got.outcome.bound);
-        break;
-      }
-      // The program's optimum bounds every such plan it has not excluded.
-      open = std::min(cheap, got.outcome.optimal ? got.value : got.outcome.bound);
-      if (ev.at_least(got.computes, cut)) {
-        res.value = ev.value(got.computes);
-        res.computes = got.computes;
+  // Best first: always work on the open case with the highest bound, one MIP at a time, so that
+  // the best roles turn up early and raise the cut for every other case. A case is closed once
+  // its MIP finds nothing above the cut; each MIP's optimum bounds its case from then on.
+  struct Open {
+    std::vector<TransportCut> cuts;  // transport cuts its overrated roles needed
+    bool closed = false;
+  };
+  std::vector<Open> state(cases.size());
+  int budget = max_mips;
+  for (;;) {
+    std::size_t pick = cases.size();
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      if (state[c].closed) continue;
+      if (!(cases[c].bound > cut_of())) {
+        state[c].closed = true;  // proven: no such roles beat the incumbent
+        cases[c].bound = -kInf;
         continue;
       }
-      // The program overrated these roles (its transport cuts are not all of the LP's): exclude
-      // them, add the cuts their LP needed (which may rule out their like too), and look again.
-      excluded.push_back(got.computes);
-      for (const TransportCut& tc : ev.cuts(got.computes)) {
-        bool dup = false;
-        for (const TransportCut& have : case_cuts) {
-          dup = dup || (have.returner == tc.returner && have.receivers == tc.receivers);
-        }
-        if (!dup) case_cuts.push_back(tc);
-      }
-      if (!got.outcome.optimal) break;  // budget spent: keep its bound
+      if (pick == cases.size() || cases[c].bound > cases[pick].bound) pick = c;
     }
-    cs.bound = open;
+    if (pick == cases.size() || budget <= 0) break;
+    Case& cs = cases[pick];
+    Open& st = state[pick];
+    const double cut = cut_of();
+    const double cheap = case_bound(cs, cut);
+    cs.bound = std::min(cs.bound, cheap);
+    if (!(cheap > cut)) continue;
+    --budget;
+    const Scope& sc = scope_of(cs.mask, cut);
+    const MipSolve got = solve_for_m(p, cs.m, cut, sc.eligible, sc.active, sc.span_cap, st.cuts,
+                                     excluded, nodes);
+    ++res.mips;
+    res.nodes += got.outcome.nodes;
+    if (got.outcome.infeasible) {
+      st.closed = true;
+      cs.bound = -kInf;
+      continue;
+    }
+    // The program's optimum (or its best node when the node budget ran out) bounds every such
+    // plan it has not excluded.
+    cs.bound = std::min(cs.bound, got.outcome.optimal ? got.value : got.outcome.bound);
+    if (!got.outcome.solved) {
+      st.closed = true;  // no solution within its node budget: keep the bound
+      continue;
+    }
+    if (ev.at_least(got.computes, cut)) {
+      res.value = ev.value(got.computes);
+      res.computes = got.computes;
+      continue;
+    }
+    // The program overrated these roles (its transport cuts are not all of the LP's): exclude
+    // them, add the cuts their LP needed (which may rule out their like too), and look again.
+    excluded.push_back(got.computes);
+    for (const TransportCut& tc : ev.cuts(got.computes)) {
+      bool dup = static_cast<int>(st.cuts.size()) >= kMaxCaseCuts;
+      for (const TransportCut& have : st.cuts) {
+        dup = dup || (have.returner == tc.returner && have.receivers == tc.receivers);
+      }
+      if (!dup) st.cuts.push_back(tc);
+    }
+    if (!got.outcome.optimal) st.closed = true;  // node budget spent: keep its bound
   }
   // A case proven against the cut is bounded by it; one left open by its last bound.
   res.bound = res.value;
