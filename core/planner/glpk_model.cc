@@ -125,19 +125,32 @@ void on_mip_event(glp_tree* tree, void* info) {
 
 }  // namespace
 
-MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes) {
+MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes, bool warm,
+                   const std::function<void()>& after_relaxation) {
   // The LP relaxation first, with our simplex: GLPK's MIP presolver is slower on these small
   // programs, and the values it restores for the columns it removed need not satisfy the rows.
   MipOutcome out;
-  glp_adv_basis(lp, 0);
-  const glp_smcp lp_parm = simplex_params(lp);
-  const int lp_ret = glp_simplex(lp, &lp_parm);
+  int lp_ret = 0;
+  if (warm) {
+    glp_smcp parm = simplex_params(lp, /*dual=*/true);
+    lp_ret = glp_simplex(lp, &parm);
+    if (lp_ret != 0 || (glp_get_status(lp) != GLP_OPT && glp_get_status(lp) != GLP_NOFEAS)) {
+      glp_adv_basis(lp, 0);
+      parm = simplex_params(lp);
+      lp_ret = glp_simplex(lp, &parm);
+    }
+  } else {
+    glp_adv_basis(lp, 0);
+    const glp_smcp parm = simplex_params(lp);
+    lp_ret = glp_simplex(lp, &parm);
+  }
   if (lp_ret == 0 && (glp_get_status(lp) == GLP_NOFEAS || glp_get_prim_stat(lp) == GLP_NOFEAS)) {
     out.infeasible = out.optimal = true;
     out.bound = -kInf;
     return out;
   }
   if (lp_ret != 0 || glp_get_status(lp) != GLP_OPT) return out;
+  if (after_relaxation) after_relaxation();
 
   NodeBudget budget;
   budget.max_nodes = max_nodes;

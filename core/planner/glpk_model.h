@@ -5,6 +5,7 @@
 #include <glpk.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -80,8 +81,10 @@ struct MipOutcome {
   double bound = kInf;
 };
 
-// The LP relaxation by simplex, then branch-and-cut (no presolve) with best-local-bound
-// backtracking and a node budget.
-MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes);
+// The LP relaxation by simplex (primal from an advanced basis, or with `warm` dual from the
+// problem's current basis), then branch-and-cut (no presolve) with best-local-bound backtracking
+// and a node budget. `after_relaxation`, if set, runs once the relaxation is optimal.
+MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes, bool warm = false,
+                   const std::function<void()>& after_relaxation = {});
 
 }  // namespace swarmlab::core::planner::detail

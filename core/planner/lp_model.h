@@ -39,9 +39,13 @@ ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt);
 // Σ_j min(h_j, Σ_{i∈T, i≠j} e_ji), e_ji = min(z_j, t_ji − [j computes]·z_i) being what pair
 // j → i can return. With returner = j: j's returns h_j are at most Σ_i e_ji over the receivers
 // (every peer that might compute, for other roles).
+//
+// For the roles program the minimum is resolved as it was at the LP's optimum: the reducers in
+// `uploaders` count with h_j, the others with their pairs (either is a valid upper bound).
 struct TransportCut {
   std::vector<int> receivers;
   int returner = -1;
+  std::vector<int> uploaders;
 };
 
 struct RateResult {

@@ -202,7 +202,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
         caps += cap(j, i);
         if (computes[j] && z[i]) terms.emplace_back(z[i], 1.0);
       }
-      if (any) exportable.push_back({build.row_le(terms, caps), {{}, j}});
+      if (any) exportable.push_back({build.row_le(terms, caps), {{}, j, {}}});
     }
     for (int i = 0; i < n; ++i) {
       if (!G[i]) continue;
@@ -234,8 +234,26 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   const double floor = split.ok ? split.total / beta : 0;
   auto met = [&] { return glp_get_col_prim(lp, rho) <= floor * (1 + 1e-9); };
   auto export_cuts = [&] {  // the cuts that bind at the optimum, for the roles program
+    auto value = [&](int col) { return col ? std::max(0.0, glp_get_col_prim(lp, col)) : 0.0; };
     for (const auto& [row, cut] : exportable) {
-      if (std::abs(glp_get_row_dual(lp, row)) > 1e-12) cuts->push_back(cut);
+      if (!(std::abs(glp_get_row_dual(lp, row)) > 1e-12)) continue;
+      TransportCut out = cut;
+      if (out.returner < 0) {
+        for (int j = 0; j < n; ++j) {
+          if (!z[j]) continue;
+          double through = 0;
+          for (int i : out.receivers) {
+            if (i == j) continue;
+            double limit = value(z[j]);
+            if (cap(j, i) != kInf) {
+              limit = std::min(limit, cap(j, i) - (computes[j] && z[i] ? value(z[i]) : 0.0));
+            }
+            through += std::max(0.0, limit);
+          }
+          if (value(h[j]) <= through) out.uploaders.push_back(j);
+        }
+      }
+      cuts->push_back(std::move(out));
     }
   };
   res.lower = floor * beta;
@@ -372,7 +390,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       terms.emplace_back(H, 1.0);
       live.row_le(terms, 0);
     }
-    exportable.push_back({live.row_le(main, 0), {T, -1}});
+    exportable.push_back({live.row_le(main, 0), {T, -1, {}}});
   };
 
   std::map<std::vector<int>, int> seen;  // receiver sets cut so far, and how often
@@ -463,7 +481,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     } else {
       double rhs = 0;
       const PieceCut cut = piece_cut(T, &rhs);
-      exportable.push_back({Model::add_row_le(lp, piece_row(cut, &rhs), rhs), {T, -1}});
+      exportable.push_back({Model::add_row_le(lp, piece_row(cut, &rhs), rhs), {T, -1, {}}});
     }
     ++res.rounds;
     if (!solve_simplex(lp, /*dual=*/true)) return res;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 
@@ -14,8 +15,8 @@ namespace {
 // Improvements smaller than this (relative) are solver noise: the search looks for roles worth
 // at least incumbent·(1 + kBetter), and a bound within it of the incumbent proves optimality.
 constexpr double kBetter = 1e-6;
-// Transport cuts kept per case (each adds a column and two rows per reducer to its MIP).
-constexpr int kMaxCaseCuts = 12;
+// Transport cuts kept per case (each adds a row to its MIP).
+constexpr int kMaxCaseCuts = 40;
 
 int count(const std::vector<bool>& v) { return static_cast<int>(std::count(v.begin(), v.end(), true)); }
 
@@ -164,392 +165,492 @@ struct MipSolve {
 // ρ >= cut (README.md, "The roles search"). It is the aggregated averaging model with the roles
 // as binaries: products of a role and a rate are linearised (exactly, for integral roles), so
 // for integral roles it equals the averaging LP up to the transport cuts found so far.
-MipSolve solve_for_m(const ScaledProblem& p, int m, double cut, const std::vector<bool>& eligible,
-                     const std::vector<std::vector<int>>& regions,
-                     const std::vector<double>& span_cap, const std::vector<TransportCut>& cuts,
-                     const std::vector<std::vector<bool>>& excluded, std::int64_t max_nodes) {
-  const int n = p.n;
-  const double md = m;
-  auto E = [&](int i) { return static_cast<bool>(eligible[i]); };
-  auto R = [&](int i) { return static_cast<bool>(p.can_reduce[i]); };
+// The roles program of one case: exactly m computing peers among `eligible`, looking only for
+// plans with ρ >= cut (README.md, "The roles search"). It is the aggregated averaging model with
+// the roles as binaries: products of a role and a rate are linearised (exactly, for integral
+// roles), so for integral roles it equals the averaging LP up to the transport cuts it has. Kept
+// across the case's steps: a higher cut, exclusions and cuts are added to the loaded problem,
+// and each solve restarts the simplex from the previous relaxation's basis.
+class CaseMip {
+ public:
+  CaseMip(const ScaledProblem& p, int m, double cut, const std::vector<bool>& eligible,
+          const std::vector<std::vector<int>>& regions, const std::vector<double>& span_cap)
+      : n_(p.n), m_(m) {
+    Model& model = model_;
+    const int n = p.n;
+    const double md = m;
+    auto E = [&](int i) { return static_cast<bool>(eligible[i]); };
+    auto R = [&](int i) { return static_cast<bool>(p.can_reduce[i]); };
 
-  std::vector<double> zub(n, 0);
-  double zsum = 0;
-  for (int j = 0; j < n; ++j) {
-    if (!R(j)) continue;
-    double best = 0;  // some computing k ≠ j sends j's parts at z_j
-    for (int k = 0; k < n; ++k) {
-      if (k != j && E(k)) best = std::max(best, std::min(p.up[k], p.pair_cap(k, j)));
-    }
-    // A reducer that cannot compute only returns its span: WLOG no larger than its widest pair to
-    // a receiver.
-    double widest = E(j) ? kInf : 0;
-    for (int i = 0; i < n && widest < kInf; ++i) {
-      if (i != j && E(i)) widest = std::max(widest, p.pair_cap(j, i));
-    }
-    zub[j] = std::max(0.0, std::min({1.0, p.down[j] / (md - 1), best, span_cap[j], widest}));
-    zsum += zub[j];
-  }
-  double zmax = 0;  // Z − z_k <= u_k for every computing k
-  for (int k = 0; k < n; ++k) {
-    if (E(k)) zmax = std::max(zmax, p.up[k] + zub[k]);
-  }
-  const double zub_all = std::min(zsum, zmax);
-
-  Model model;
-  const int rho = model.col(std::min(cut, 1.0), 1.0, 1.0);
-  std::vector<int> c(n, 0), z(n, 0), y(n, 0), G(n, 0), h(n, 0), A(n, 0);
-  for (int i = 0; i < n; ++i) {
-    if (E(i)) c[i] = model.col(0, 1, 0, /*binary=*/true);
-  }
-  for (int j = 0; j < n; ++j) {
-    if (!R(j)) continue;
-    z[j] = model.col(0, zub[j]);
-    if (E(j)) y[j] = model.col(0, zub[j]);  // c_j·z_j
-    h[j] = model.col(0, std::min(p.up[j], md * zub[j]));
-  }
-  for (int i = 0; i < n; ++i) {
-    if (!E(i)) continue;
-    G[i] = model.col(0, std::min(1.0, p.down[i]));
-    A[i] = model.col(0, p.up[i]);  // c_i·(Z − z_i): i's parts of the other spans
-  }
-  const int Z = model.col(0, zub_all);
-
-  {
-    const int r = model.row_eq(m);
-    for (int i = 0; i < n; ++i) {
-      if (c[i]) model.coef(r, c[i], 1);
-    }
-  }
-  if (p.compute_term) {  // ρ <= Σ κ c
-    const int r = model.row_le(0);
-    model.coef(r, rho, 1);
-    for (int i = 0; i < n; ++i) {
-      if (c[i]) model.coef(r, c[i], -p.kappa[i]);
-    }
-  }
-  {
-    const int r = model.row_eq(0);
-    model.coef(r, Z, 1);
+    std::vector<double> zub(n, 0);
+    double zsum = 0;
     for (int j = 0; j < n; ++j) {
-      if (z[j]) model.coef(r, z[j], -1);
+      if (!R(j)) continue;
+      double best = 0;  // some computing k ≠ j sends j's parts at z_j
+      for (int k = 0; k < n; ++k) {
+        if (k != j && E(k)) best = std::max(best, std::min(p.up[k], p.pair_cap(k, j)));
+      }
+      // A reducer that cannot compute only returns its span: WLOG no larger than its widest pair to
+      // a receiver.
+      double widest = E(j) ? kInf : 0;
+      for (int i = 0; i < n && widest < kInf; ++i) {
+        if (i != j && E(i)) widest = std::max(widest, p.pair_cap(j, i));
+      }
+      zub[j] = std::max(0.0, std::min({1.0, p.down[j] / (md - 1), best, span_cap[j], widest}));
+      zsum += zub[j];
     }
-  }
-  for (int i = 0; i < n; ++i) {
-    if (!E(i)) continue;
-    const double b = p.both(i);
-    if (b < 1) {  // a computing peer uploads and downloads at least ρ
-      const int r = model.row_le(1);
-      model.coef(r, rho, 1);
-      model.coef(r, c[i], 1 - b);
-    }
-    {  // receiver: ρ <= z_i + G_i when computing (ρ <= 1 otherwise)
-      const int r = model.row_le(1);
-      model.coef(r, rho, 1);
-      model.coef(r, G[i], -1);
-      if (z[i]) model.coef(r, z[i], -1);
-      model.coef(r, c[i], 1);
-    }
-    {  // only computing peers receive
-      const int r = model.row_le(0);
-      model.coef(r, G[i], 1);
-      model.coef(r, c[i], -std::min(1.0, p.down[i]));
-    }
-    {  // G_i <= Σ_{j≠i} z_j
-      const int r = model.row_le(0);
-      model.coef(r, G[i], 1);
-      model.coef(r, Z, -1);
-      if (z[i]) model.coef(r, z[i], 1);
-    }
-    {  // with ρ >= cut: a computing i receives cut − z_i from the others and uploads at least as
-       // much in parts (Z − z_i >= ρ − z_i): G_i + y_i >= cut·c_i, A_i + y_i >= cut·c_i
-      int r = model.row_ge(0);
-      model.coef(r, G[i], 1);
-      if (y[i]) model.coef(r, y[i], 1);
-      model.coef(r, c[i], -std::min(cut, 1.0));
-      r = model.row_ge(0);
-      model.coef(r, A[i], 1);
-      if (y[i]) model.coef(r, y[i], 1);
-      model.coef(r, c[i], -std::min(cut, 1.0));
-    }
-    {  // A_i >= Z − z_i − Zmax·(1 − c_i)
-      const int r = model.row_ge(-zub_all);
-      model.coef(r, A[i], 1);
-      model.coef(r, Z, -1);
-      if (z[i]) model.coef(r, z[i], 1);
-      model.coef(r, c[i], -zub_all);
-    }
-  }
-  for (int j = 0; j < n; ++j) {
-    if (!R(j)) continue;
-    {  // download: m − c_j parts of j's span, and returns when j computes
-      const int r = model.row_le(p.down[j]);
-      model.coef(r, z[j], md);
-      if (y[j]) model.coef(r, y[j], -1);
-      if (G[j]) model.coef(r, G[j], 1);
-    }
-    {  // upload: parts when j computes, and returns
-      const int r = model.row_le(p.up[j]);
-      if (A[j]) model.coef(r, A[j], 1);
-      model.coef(r, h[j], 1);
-    }
-    {  // h_j <= (m − c_j)·z_j
-      const int r = model.row_le(0);
-      model.coef(r, h[j], 1);
-      model.coef(r, z[j], -md);
-      if (y[j]) model.coef(r, y[j], 1);
-    }
-    if (y[j]) {  // y_j = c_j·z_j
-      int r = model.row_le(0);
-      model.coef(r, y[j], 1);
-      model.coef(r, z[j], -1);
-      r = model.row_le(0);
-      model.coef(r, y[j], 1);
-      model.coef(r, c[j], -zub[j]);
-      r = model.row_ge(-zub[j]);
-      model.coef(r, y[j], 1);
-      model.coef(r, z[j], -1);
-      model.coef(r, c[j], -zub[j]);
-    }
-  }
-  {  // returns received = returns sent
-    const int r = model.row_le(0);
-    for (int i = 0; i < n; ++i) {
-      if (G[i]) model.coef(r, G[i], 1);
-      if (h[i]) model.coef(r, h[i], -1);
-    }
-  }
-  for (const auto& region : regions) {  // every region of this case has a computing peer
-    const int r = model.row_ge(1);
-    for (int k : region) {
-      if (c[k]) model.coef(r, c[k], 1);
-    }
-  }
-  // A computing k streams j's parts at z_j over the pair k → j.
-  if (!p.cap.empty()) {
+    double zmax = 0;  // Z − z_k <= u_k for every computing k
     for (int k = 0; k < n; ++k) {
-      if (!E(k)) continue;
-      for (int j = 0; j < n; ++j) {
-        if (j == k || !z[j]) continue;
-        const double t = p.pair_cap(k, j);
-        if (!(t < zub[j])) continue;
-        const int r = model.row_le(zub[j]);
-        model.coef(r, z[j], 1);
-        model.coef(r, c[k], zub[j] - t);
+      if (E(k)) zmax = std::max(zmax, p.up[k] + zub[k]);
+    }
+    const double zub_all = std::min(zsum, zmax);
+
+    const int rho = model.col(std::min(cut, 1.0), 1.0, 1.0);
+    std::vector<int> c(n, 0), z(n, 0), y(n, 0), G(n, 0), h(n, 0), A(n, 0);
+    for (int i = 0; i < n; ++i) {
+      if (E(i)) c[i] = model.col(0, 1, 0, /*binary=*/true);
+    }
+    for (int j = 0; j < n; ++j) {
+      if (!R(j)) continue;
+      z[j] = model.col(0, zub[j]);
+      if (E(j)) y[j] = model.col(0, zub[j]);  // c_j·z_j
+      h[j] = model.col(0, std::min(p.up[j], md * zub[j]));
+    }
+    for (int i = 0; i < n; ++i) {
+      if (!E(i)) continue;
+      G[i] = model.col(0, std::min(1.0, p.down[i]));
+      A[i] = model.col(0, p.up[i]);  // c_i·(Z − z_i): i's parts of the other spans
+    }
+    const int Z = model.col(0, zub_all);
+
+    {
+      const int r = model.row_eq(m);
+      for (int i = 0; i < n; ++i) {
+        if (c[i]) model.coef(r, c[i], 1);
       }
     }
+    if (p.compute_term) {  // ρ <= Σ κ c
+      const int r = model.row_le(0);
+      model.coef(r, rho, 1);
+      for (int i = 0; i < n; ++i) {
+        if (c[i]) model.coef(r, c[i], -p.kappa[i]);
+      }
+    }
+    {
+      const int r = model.row_eq(0);
+      model.coef(r, Z, 1);
+      for (int j = 0; j < n; ++j) {
+        if (z[j]) model.coef(r, z[j], -1);
+      }
+    }
+    {  // ρ <= Z: a computing receiver gets at most every span
+      const int r = model.row_le(0);
+      model.coef(r, rho, 1);
+      model.coef(r, Z, -1);
+    }
+    {
+      // The per-peer rows below hold only when c_i = 1; over the m computing peers on average they
+      // read m·ρ <= Σ c_i·min(d_i, u_i) and m·ρ <= Σ (y_i + G_i), which stay strong when the roles
+      // are fractional.
+      const int rb = model.row_le(0);
+      const int rg = model.row_le(0);
+      model.coef(rb, rho, md);
+      model.coef(rg, rho, md);
+      for (int i = 0; i < n; ++i) {
+        if (!E(i)) continue;
+        model.coef(rb, c[i], -std::min(1.0, p.both(i)));
+        model.coef(rg, G[i], -1);
+        if (y[i]) model.coef(rg, y[i], -1);
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      if (!E(i)) continue;
+      const double b = p.both(i);
+      if (b < 1) {  // a computing peer uploads and downloads at least ρ
+        const int r = model.row_le(1);
+        model.coef(r, rho, 1);
+        model.coef(r, c[i], 1 - b);
+      }
+      {  // receiver: ρ <= z_i + G_i when computing (ρ <= 1 otherwise)
+        const int r = model.row_le(1);
+        model.coef(r, rho, 1);
+        model.coef(r, G[i], -1);
+        if (z[i]) model.coef(r, z[i], -1);
+        model.coef(r, c[i], 1);
+      }
+      {  // only computing peers receive
+        const int r = model.row_le(0);
+        model.coef(r, G[i], 1);
+        model.coef(r, c[i], -std::min(1.0, p.down[i]));
+      }
+      {  // G_i <= Σ_{j≠i} z_j
+        const int r = model.row_le(0);
+        model.coef(r, G[i], 1);
+        model.coef(r, Z, -1);
+        if (z[i]) model.coef(r, z[i], 1);
+      }
+      {  // with ρ >= cut: a computing i receives cut − z_i from the others and uploads at least as
+         // much in parts (Z − z_i >= ρ − z_i): G_i + y_i >= cut·c_i, A_i + y_i >= cut·c_i
+        int r = model.row_ge(0);
+        model.coef(r, G[i], 1);
+        if (y[i]) model.coef(r, y[i], 1);
+        model.coef(r, c[i], -std::min(cut, 1.0));
+        r = model.row_ge(0);
+        model.coef(r, A[i], 1);
+        if (y[i]) model.coef(r, y[i], 1);
+        model.coef(r, c[i], -std::min(cut, 1.0));
+      }
+      {  // A_i >= Z − z_i − Zmax·(1 − c_i)
+        const int r = model.row_ge(-zub_all);
+        model.coef(r, A[i], 1);
+        model.coef(r, Z, -1);
+        if (z[i]) model.coef(r, z[i], 1);
+        model.coef(r, c[i], -zub_all);
+      }
+    }
+    for (int j = 0; j < n; ++j) {
+      if (!R(j)) continue;
+      {  // download: m − c_j parts of j's span, and returns when j computes
+        const int r = model.row_le(p.down[j]);
+        model.coef(r, z[j], md);
+        if (y[j]) model.coef(r, y[j], -1);
+        if (G[j]) model.coef(r, G[j], 1);
+      }
+      {  // upload: parts when j computes, and returns
+        const int r = model.row_le(p.up[j]);
+        if (A[j]) model.coef(r, A[j], 1);
+        model.coef(r, h[j], 1);
+      }
+      {  // h_j <= (m − c_j)·z_j
+        const int r = model.row_le(0);
+        model.coef(r, h[j], 1);
+        model.coef(r, z[j], -md);
+        if (y[j]) model.coef(r, y[j], 1);
+      }
+      if (y[j]) {  // y_j = c_j·z_j
+        int r = model.row_le(0);
+        model.coef(r, y[j], 1);
+        model.coef(r, z[j], -1);
+        r = model.row_le(0);
+        model.coef(r, y[j], 1);
+        model.coef(r, c[j], -zub[j]);
+        r = model.row_ge(-zub[j]);
+        model.coef(r, y[j], 1);
+        model.coef(r, z[j], -1);
+        model.coef(r, c[j], -zub[j]);
+      }
+    }
+    {  // returns received = returns sent
+      const int r = model.row_le(0);
+      for (int i = 0; i < n; ++i) {
+        if (G[i]) model.coef(r, G[i], 1);
+        if (h[i]) model.coef(r, h[i], -1);
+      }
+    }
+    for (const auto& region : regions) {  // every region of this case has a computing peer
+      const int r = model.row_ge(1);
+      for (int k : region) {
+        if (c[k]) model.coef(r, c[k], 1);
+      }
+    }
+    // A computing k streams j's parts at z_j over the pair k → j.
+    if (!p.cap.empty()) {
+      for (int k = 0; k < n; ++k) {
+        if (!E(k)) continue;
+        for (int j = 0; j < n; ++j) {
+          if (j == k || !z[j]) continue;
+          const double t = p.pair_cap(k, j);
+          if (!(t < zub[j])) continue;
+          const int r = model.row_le(zub[j]);
+          model.coef(r, z[j], 1);
+          model.coef(r, c[k], zub[j] - t);
+        }
+      }
+    }
+    // Capped pairs (README.md, "The roles search"): σ_ji is what reducer j can return to computing
+    // i over a capped pair: σ_ji <= z_j, σ_ji <= t_ji − c_j·z_i (j's parts of i's span share the
+    // pair), σ_ji = 0 unless i computes. A receiver gets at most its uncapped spans and its σ.
+    // Receivers are also grouped by which reducers reach them through a capped pair (with regional
+    // caps, a region's receivers): what a group receives from reducer j is at most h_j and at most
+    // Σ σ_ji over the group's capped pairs (a transport cut for the group).
+    std::vector<std::vector<int>> sigma(n);
+    auto sig = [&](int j, int i) { return sigma[j].empty() ? 0 : sigma[j][i]; };
+    // What reducer j can return to the receivers T: σ_ji on a capped pair and z_j otherwise
+    // (counted whether or not i computes: exact when all of T computes, valid always).
+    auto returns_bound = [&](int j, const std::vector<int>& T, std::vector<std::pair<int, double>>* terms) {
+      int spans = 0;
+      for (int i : T) {
+        if (i == j) continue;
+        if (sig(j, i)) {
+          terms->emplace_back(sig(j, i), -1.0);
+        } else {
+          ++spans;
+        }
+      }
+      if (spans) terms->emplace_back(z[j], -spans);
+    };
+    // H_j: what j returns to T, at most h_j, the bound above, and zub_j per computing receiver.
+    auto add_returns_column = [&](int j, const std::vector<int>& T,
+                                  const std::vector<std::pair<int, double>>& terms,
+                                  std::vector<std::pair<int, double>>* main) {
+      const int H = model.col(0, std::min(p.up[j], md * zub[j]));
+      main->emplace_back(H, -1.0);
+      int r = model.row_le(0);
+      model.coef(r, H, 1);
+      model.coef(r, h[j], -1);
+      r = model.row_le(0);
+      model.coef(r, H, 1);
+      for (const auto& [col, v] : terms) model.coef(r, col, v);
+      r = model.row_le(0);
+      model.coef(r, H, 1);
+      bool any = false;
+      for (int i : T) {
+        if (i != j && c[i]) {
+          model.coef(r, c[i], -zub[j]);
+          any = true;
+        }
+      }
+      if (!any) model.set_row_hi(r, 0);
+    };
+    if (!p.cap.empty()) {
+      for (int j = 0; j < n; ++j) {
+        if (!z[j]) continue;
+        for (int i = 0; i < n; ++i) {
+          if (i == j || !G[i]) continue;
+          const double t = p.pair_cap(j, i);
+          if (!(t < zub[j] + (c[j] && z[i] ? zub[i] : 0))) continue;  // can never bind
+          if (sigma[j].empty()) sigma[j].assign(n, 0);
+          const int col = model.col(0, std::min(t, zub[j]));
+          sigma[j][i] = col;
+          int r = model.row_le(0);
+          model.coef(r, col, 1);
+          model.coef(r, z[j], -1);
+          r = model.row_le(0);
+          model.coef(r, col, 1);
+          model.coef(r, c[i], -std::min(t, zub[j]));
+          if (c[j] && z[i]) {  // σ_ji + z_i <= t_ji + zub_i·(1 − c_j)
+            r = model.row_le(t + zub[i]);
+            model.coef(r, col, 1);
+            model.coef(r, z[i], 1);
+            model.coef(r, c[j], zub[i]);
+          }
+        }
+      }
+      std::map<std::vector<int>, std::vector<int>> groups;
+      int receivers = 0;
+      for (int i = 0; i < n; ++i) {
+        if (!G[i]) continue;
+        ++receivers;
+        std::vector<int> from;
+        for (int j = 0; j < n; ++j) {
+          if (j != i && sig(j, i)) from.push_back(j);
+        }
+        if (from.empty()) continue;
+        groups[from].push_back(i);
+        // G_i <= Σ_{uncapped j} z_j + Σ_{capped j} σ_ji
+        const int r = model.row_le(0);
+        model.coef(r, G[i], 1);
+        for (int j = 0; j < n; ++j) {
+          if (j == i || !z[j]) continue;
+          model.coef(r, sig(j, i) ? sig(j, i) : z[j], -1);
+        }
+      }
+      for (const auto& [from, members] : groups) {
+        if (members.size() < 2 || static_cast<int>(members.size()) == receivers) continue;
+        std::vector<std::pair<int, double>> main;
+        for (int i : members) main.emplace_back(G[i], 1.0);
+        // Reducers that reach every member through a capped pair: H_j <= h_j, Σ σ_ji.
+        // The others (with regional caps, the group's own region): together at most their uploads
+        // and at most Σ_{i∈g computing} Σ_{j≠i} z_j = Σ_{i∈g} (c_i·Z_g − c_i·z_i), Z_g their spans;
+        // c_i·Z_g is linearised with W_i <= Z_g, W_i <= c_i·max Z_g.
+        std::vector<int> direct;
+        for (int j = 0; j < n; ++j) {
+          if (!z[j]) continue;
+          bool capped_to_all = true;
+          for (int i : members) capped_to_all = capped_to_all && (i == j || sig(j, i));
+          if (!capped_to_all) {
+            direct.push_back(j);
+            continue;
+          }
+          std::vector<std::pair<int, double>> terms;
+          returns_bound(j, members, &terms);
+          if (!terms.empty()) add_returns_column(j, members, terms, &main);
+        }
+        if (!direct.empty()) {
+          const int Zg = model.col(0, kInf);
+          double zg_max = 0;
+          int r = model.row_eq(0);
+          model.coef(r, Zg, 1);
+          for (int j : direct) {
+            model.coef(r, z[j], -1);
+            zg_max += zub[j];
+          }
+          const int Hg = model.col(0, kInf);  // returns of the direct reducers to the group
+          main.emplace_back(Hg, -1.0);
+          r = model.row_le(0);  // Hg <= Σ h_j
+          model.coef(r, Hg, 1);
+          for (int j : direct) model.coef(r, h[j], -1);
+          const int rs = model.row_le(0);  // Hg <= Σ_{i∈g} (W_i − y_i)
+          model.coef(rs, Hg, 1);
+          for (int i : members) {
+            const int W = model.col(0, zg_max);
+            model.coef(rs, W, -1);
+            if (y[i]) {
+              bool i_direct = std::find(direct.begin(), direct.end(), i) != direct.end();
+              if (i_direct) model.coef(rs, y[i], 1);
+            }
+            int rw = model.row_le(0);
+            model.coef(rw, W, 1);
+            model.coef(rw, Zg, -1);
+            rw = model.row_le(0);
+            model.coef(rw, W, 1);
+            model.coef(rw, c[i], -zg_max);
+          }
+        }
+        const int r = model.row_le(0);
+        for (const auto& [col, v] : main) model.coef(r, col, v);
+      }
+    }
+    // Symmetry breaking: among interchangeable peers, earlier ones compute first.
+    std::vector<int> last_of_class;
+    for (int i = 0; i < n; ++i) {
+      if (!c[i]) continue;
+      bool placed = false;
+      for (int& last : last_of_class) {
+        if (identical(p, last, i)) {
+          const int r = model.row_ge(0);
+          model.coef(r, c[last], 1);
+          model.coef(r, c[i], -1);
+          last = i;
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) last_of_class.push_back(i);
+    }
+
+    lp_ = model.load();
+    glp_scale_prob(lp_, GLP_SF_AUTO);
+    rho_ = rho;
+    c_ = std::move(c);
+    z_ = std::move(z);
+    y_ = std::move(y);
+    G_ = std::move(G);
+    h_ = std::move(h);
+    zub_ = std::move(zub);
+    sigma_ = std::move(sigma);
+    for (int i = 0; i < n; ++i) {
+      if (G_[i]) everyone_.push_back(i);
+    }
   }
-  // Capped pairs (README.md, "The roles search"): σ_ji is what reducer j can return to computing
-  // i over a capped pair: σ_ji <= z_j, σ_ji <= t_ji − c_j·z_i (j's parts of i's span share the
-  // pair), σ_ji = 0 unless i computes. A receiver gets at most its uncapped spans and its σ.
-  // Receivers are also grouped by which reducers reach them through a capped pair (with regional
-  // caps, a region's receivers): what a group receives from reducer j is at most h_j and at most
-  // Σ σ_ji over the group's capped pairs (a transport cut for the group).
-  std::vector<std::vector<int>> sigma(n);
-  auto sig = [&](int j, int i) { return sigma[j].empty() ? 0 : sigma[j][i]; };
-  // What reducer j can return to the receivers T: σ_ji on a capped pair and z_j otherwise
-  // (counted whether or not i computes: exact when all of T computes, valid always).
-  auto returns_bound = [&](int j, const std::vector<int>& T, std::vector<std::pair<int, double>>* terms) {
+  CaseMip(const CaseMip&) = delete;
+  CaseMip& operator=(const CaseMip&) = delete;
+
+  // A higher cut: ρ's lower bound, and peers no longer eligible cannot compute. (Rows written
+  // for the old cut stay valid, only weaker.)
+  void tighten(double cut, const std::vector<bool>& eligible) {
+    Model::set_col_bounds(lp_, rho_, std::min(cut, 1.0), 1.0);
+    for (int i = 0; i < n_; ++i) {
+      if (c_[i] && !eligible[i]) glp_set_col_bnds(lp_, c_[i], GLP_FX, 0.0, 0.0);
+    }
+  }
+
+  // Roles known not to beat the cut.
+  void exclude(const std::vector<bool>& roles) {
+    std::vector<std::pair<int, double>> terms;
+    for (int i = 0; i < n_; ++i) {
+      if (roles[i] && c_[i]) terms.emplace_back(c_[i], 1.0);
+    }
+    Model::add_row_le(lp_, terms, m_ - 1);
+  }
+
+  // A transport cut the averaging LP needed for roles this program overrated, with what pair
+  // j → i can return taken as σ_ji on a capped pair and z_j otherwise (counted whether or not i
+  // computes: exact for those roles, valid for all).
+  void add(const TransportCut& tc) {
+    std::map<int, double> row;
+    if (tc.returner >= 0) {  // h_j <= Σ over every receiver that might compute here
+      if (!z_[tc.returner]) return;
+      row[h_[tc.returner]] += 1;
+      returns_bound(tc.returner, everyone_, &row);
+    } else {
+      // Σ_T G_i <= Σ_{j in uploaders} h_j + Σ_{other j} Σ_{i∈T} (σ_ji or z_j)
+      bool any = false;
+      for (int i : tc.receivers) {
+        if (!G_[i]) continue;
+        row[G_[i]] += 1;
+        any = true;
+      }
+      if (!any) return;
+      std::vector<bool> uploader(n_, false);
+      for (int j : tc.uploaders) uploader[j] = true;
+      for (int j = 0; j < n_; ++j) {
+        if (!z_[j]) continue;
+        if (uploader[j]) {
+          row[h_[j]] -= 1;
+        } else {
+          returns_bound(j, tc.receivers, &row);
+        }
+      }
+    }
+    std::vector<std::pair<int, double>> terms;
+    for (const auto& [col, v] : row) {
+      if (v != 0) terms.emplace_back(col, v);
+    }
+    Model::add_row_le(lp_, terms, 0);
+  }
+
+  MipSolve solve(std::int64_t max_nodes) {
+    MipSolve out;
+    const int rows = glp_get_num_rows(lp_), cols = glp_get_num_cols(lp_);
+    const bool warm = !row_stat_.empty();
+    if (warm) {  // the last relaxation's basis; rows added since are basic
+      for (int r = 1; r <= rows; ++r) {
+        glp_set_row_stat(lp_, r, r < static_cast<int>(row_stat_.size()) ? row_stat_[r] : GLP_BS);
+      }
+      for (int col = 1; col <= cols; ++col) glp_set_col_stat(lp_, col, col_stat_[col]);
+    }
+    out.outcome = run_mip(lp_, max_nodes, warm, [&] {
+      row_stat_.assign(rows + 1, GLP_BS);
+      col_stat_.assign(cols + 1, GLP_NL);
+      for (int r = 1; r <= rows; ++r) row_stat_[r] = glp_get_row_stat(lp_, r);
+      for (int col = 1; col <= cols; ++col) col_stat_[col] = glp_get_col_stat(lp_, col);
+    });
+    if (!out.outcome.solved) return out;
+    out.value = glp_mip_col_val(lp_, rho_);
+    out.computes.assign(n_, false);
+    for (int i = 0; i < n_; ++i) {
+      if (c_[i]) out.computes[i] = glp_mip_col_val(lp_, c_[i]) > 0.5;
+    }
+    return out;
+  }
+
+ private:
+  int sig(int j, int i) const { return sigma_[j].empty() ? 0 : sigma_[j][i]; }
+  // What reducer j can return to the receivers T, as terms of an upper bound (<= form).
+  void returns_bound(int j, const std::vector<int>& T, std::map<int, double>* row) const {
     int spans = 0;
     for (int i : T) {
       if (i == j) continue;
       if (sig(j, i)) {
-        terms->emplace_back(sig(j, i), -1.0);
+        (*row)[sig(j, i)] -= 1;
       } else {
         ++spans;
       }
     }
-    if (spans) terms->emplace_back(z[j], -spans);
-  };
-  // H_j: what j returns to T, at most h_j, the bound above, and zub_j per computing receiver.
-  auto add_returns_column = [&](int j, const std::vector<int>& T,
-                                const std::vector<std::pair<int, double>>& terms,
-                                std::vector<std::pair<int, double>>* main) {
-    const int H = model.col(0, std::min(p.up[j], md * zub[j]));
-    main->emplace_back(H, -1.0);
-    int r = model.row_le(0);
-    model.coef(r, H, 1);
-    model.coef(r, h[j], -1);
-    r = model.row_le(0);
-    model.coef(r, H, 1);
-    for (const auto& [col, v] : terms) model.coef(r, col, v);
-    r = model.row_le(0);
-    model.coef(r, H, 1);
-    bool any = false;
-    for (int i : T) {
-      if (i != j && c[i]) {
-        model.coef(r, c[i], -zub[j]);
-        any = true;
-      }
-    }
-    if (!any) model.set_row_hi(r, 0);
-  };
-  if (!p.cap.empty()) {
-    for (int j = 0; j < n; ++j) {
-      if (!z[j]) continue;
-      for (int i = 0; i < n; ++i) {
-        if (i == j || !G[i]) continue;
-        const double t = p.pair_cap(j, i);
-        if (!(t < zub[j] + (c[j] && z[i] ? zub[i] : 0))) continue;  // can never bind
-        if (sigma[j].empty()) sigma[j].assign(n, 0);
-        const int col = model.col(0, std::min(t, zub[j]));
-        sigma[j][i] = col;
-        int r = model.row_le(0);
-        model.coef(r, col, 1);
-        model.coef(r, z[j], -1);
-        r = model.row_le(0);
-        model.coef(r, col, 1);
-        model.coef(r, c[i], -std::min(t, zub[j]));
-        if (c[j] && z[i]) {  // σ_ji + z_i <= t_ji + zub_i·(1 − c_j)
-          r = model.row_le(t + zub[i]);
-          model.coef(r, col, 1);
-          model.coef(r, z[i], 1);
-          model.coef(r, c[j], zub[i]);
-        }
-      }
-    }
-    std::map<std::vector<int>, std::vector<int>> groups;
-    int receivers = 0;
-    for (int i = 0; i < n; ++i) {
-      if (!G[i]) continue;
-      ++receivers;
-      std::vector<int> from;
-      for (int j = 0; j < n; ++j) {
-        if (j != i && sig(j, i)) from.push_back(j);
-      }
-      if (from.empty()) continue;
-      groups[from].push_back(i);
-      // G_i <= Σ_{uncapped j} z_j + Σ_{capped j} σ_ji
-      const int r = model.row_le(0);
-      model.coef(r, G[i], 1);
-      for (int j = 0; j < n; ++j) {
-        if (j == i || !z[j]) continue;
-        model.coef(r, sig(j, i) ? sig(j, i) : z[j], -1);
-      }
-    }
-    for (const auto& [from, members] : groups) {
-      if (members.size() < 2 || static_cast<int>(members.size()) == receivers) continue;
-      std::vector<std::pair<int, double>> main;
-      for (int i : members) main.emplace_back(G[i], 1.0);
-      // Reducers that reach every member through a capped pair: H_j <= h_j, Σ σ_ji.
-      // The others (with regional caps, the group's own region): together at most their uploads
-      // and at most Σ_{i∈g computing} Σ_{j≠i} z_j = Σ_{i∈g} (c_i·Z_g − c_i·z_i), Z_g their spans;
-      // c_i·Z_g is linearised with W_i <= Z_g, W_i <= c_i·max Z_g.
-      std::vector<int> direct;
-      for (int j = 0; j < n; ++j) {
-        if (!z[j]) continue;
-        bool capped_to_all = true;
-        for (int i : members) capped_to_all = capped_to_all && (i == j || sig(j, i));
-        if (!capped_to_all) {
-          direct.push_back(j);
-          continue;
-        }
-        std::vector<std::pair<int, double>> terms;
-        returns_bound(j, members, &terms);
-        if (!terms.empty()) add_returns_column(j, members, terms, &main);
-      }
-      if (!direct.empty()) {
-        const int Zg = model.col(0, kInf);
-        double zg_max = 0;
-        int r = model.row_eq(0);
-        model.coef(r, Zg, 1);
-        for (int j : direct) {
-          model.coef(r, z[j], -1);
-          zg_max += zub[j];
-        }
-        const int Hg = model.col(0, kInf);  // returns of the direct reducers to the group
-        main.emplace_back(Hg, -1.0);
-        r = model.row_le(0);  // Hg <= Σ h_j
-        model.coef(r, Hg, 1);
-        for (int j : direct) model.coef(r, h[j], -1);
-        const int rs = model.row_le(0);  // Hg <= Σ_{i∈g} (W_i − y_i)
-        model.coef(rs, Hg, 1);
-        for (int i : members) {
-          const int W = model.col(0, zg_max);
-          model.coef(rs, W, -1);
-          if (y[i]) {
-            bool i_direct = std::find(direct.begin(), direct.end(), i) != direct.end();
-            if (i_direct) model.coef(rs, y[i], 1);
-          }
-          int rw = model.row_le(0);
-          model.coef(rw, W, 1);
-          model.coef(rw, Zg, -1);
-          rw = model.row_le(0);
-          model.coef(rw, W, 1);
-          model.coef(rw, c[i], -zg_max);
-        }
-      }
-      const int r = model.row_le(0);
-      for (const auto& [col, v] : main) model.coef(r, col, v);
-    }
-  }
-  // Transport cuts the averaging LP needed for roles this program overrated, in their exact form
-  // (σ on capped pairs, z_j on the others, counted whether or not the receiver computes: exact
-  // for those roles, valid for all).
-  std::vector<int> everyone;
-  for (int i = 0; i < n; ++i) {
-    if (G[i]) everyone.push_back(i);
-  }
-  for (const TransportCut& tc : cuts) {
-    if (tc.returner >= 0) {  // h_j <= Σ over every possible receiver
-      if (!z[tc.returner]) continue;
-      std::vector<std::pair<int, double>> terms{{h[tc.returner], 1.0}};
-      returns_bound(tc.returner, everyone, &terms);
-      const int r = model.row_le(0);
-      for (const auto& [col, v] : terms) model.coef(r, col, v);
-      continue;
-    }
-    std::vector<std::pair<int, double>> main;
-    for (int i : tc.receivers) {
-      if (G[i]) main.emplace_back(G[i], 1.0);
-    }
-    if (main.empty()) continue;
-    for (int j = 0; j < n; ++j) {
-      if (!z[j]) continue;
-      std::vector<std::pair<int, double>> terms;
-      returns_bound(j, tc.receivers, &terms);
-      if (!terms.empty()) add_returns_column(j, tc.receivers, terms, &main);
-    }
-    const int r = model.row_le(0);
-    for (const auto& [col, v] : main) model.coef(r, col, v);
-  }
-  for (const auto& roles : excluded) {  // roles already known not to beat the cut
-    if (count(roles) != m) continue;
-    const int r = model.row_le(m - 1);
-    for (int i = 0; i < n; ++i) {
-      if (roles[i] && c[i]) model.coef(r, c[i], 1);
-    }
-  }
-  // Symmetry breaking: among interchangeable peers, earlier ones compute first.
-  std::vector<int> last_of_class;
-  for (int i = 0; i < n; ++i) {
-    if (!c[i]) continue;
-    bool placed = false;
-    for (int& last : last_of_class) {
-      if (identical(p, last, i)) {
-        const int r = model.row_ge(0);
-        model.coef(r, c[last], 1);
-        model.coef(r, c[i], -1);
-        last = i;
-        placed = true;
-        break;
-      }
-    }
-    if (!placed) last_of_class.push_back(i);
+    if (spans) (*row)[z_[j]] -= spans;
   }
 
-  glp_prob* lp = model.load();
-  glp_scale_prob(lp, GLP_SF_AUTO);
-  MipSolve out;
-  out.outcome = run_mip(lp, max_nodes);
-  if (!out.outcome.solved) return out;
-  out.value = glp_mip_col_val(lp, rho);
-  out.computes.assign(n, false);
-  for (int i = 0; i < n; ++i) {
-    if (c[i]) out.computes[i] = glp_mip_col_val(lp, c[i]) > 0.5;
-  }
-  return out;
-}
+  int n_, m_;
+  Model model_;
+  glp_prob* lp_ = nullptr;
+  int rho_ = 0;
+  std::vector<int> c_, z_, y_, G_, h_;
+  std::vector<double> zub_;
+  std::vector<std::vector<int>> sigma_;
+  std::vector<int> everyone_;
+  std::vector<int> row_stat_, col_stat_;
+};
 
 }  // namespace
 
@@ -749,6 +850,8 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   struct Open {
     std::vector<TransportCut> cuts;  // transport cuts its overrated roles needed
     bool closed = false;
+    std::unique_ptr<CaseMip> mip;
+    std::size_t cuts_in = 0, excluded_in = 0;  // how many of each the loaded MIP has
   };
   std::vector<Open> state(cases.size());
   int budget = max_mips;
@@ -758,6 +861,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       if (state[c].closed) continue;
       if (!(cases[c].bound > cut_of())) {
         state[c].closed = true;  // proven: no such roles beat the incumbent
+        state[c].mip.reset();
         cases[c].bound = -kInf;
         continue;
       }
@@ -772,12 +876,21 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     if (!(cheap > cut)) continue;
     --budget;
     const Scope& sc = scope_of(cs.mask, cut);
-    const MipSolve got = solve_for_m(p, cs.m, cut, sc.eligible, sc.active, sc.span_cap, st.cuts,
-                                     excluded, nodes);
+    if (!st.mip) {
+      st.mip = std::make_unique<CaseMip>(p, cs.m, cut, sc.eligible, sc.active, sc.span_cap);
+    } else {
+      st.mip->tighten(cut, sc.eligible);
+    }
+    for (; st.cuts_in < st.cuts.size(); ++st.cuts_in) st.mip->add(st.cuts[st.cuts_in]);
+    for (; st.excluded_in < excluded.size(); ++st.excluded_in) {
+      if (count(excluded[st.excluded_in]) == cs.m) st.mip->exclude(excluded[st.excluded_in]);
+    }
+    const MipSolve got = st.mip->solve(nodes);
     ++res.mips;
     res.nodes += got.outcome.nodes;
     if (got.outcome.infeasible) {
       st.closed = true;
+      st.mip.reset();
       cs.bound = -kInf;
       continue;
     }
