@@ -98,6 +98,7 @@ struct RolesResult {
   // Averaging keeps up with every compute-capable peer computing (then `computes` is all of them
   // and optimal without a search).
   bool everyone = false;
+  bool warm = false;           // the incumbent came from the hint
   std::int64_t nodes = 0;      // branch-and-bound nodes, all MIPs together
   int mips = 0;                // MIPs solved
   int evaluations = 0;         // averaging LPs solved for candidate roles

@@ -325,8 +325,7 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
   if (plan.roles_exact) plan.steps_per_s_bound = plan.steps_per_s;
 
   std::string how = "roles: incumbent from " +
-                    std::string(previous_roles.empty() ? "nested bandwidth thresholds"
-                                                       : "the previous roles") +
+                    std::string(roles.warm ? "the previous roles" : "nested bandwidth thresholds") +
                     " (" + std::to_string(roles.evaluations) + " averaging LPs), then " +
                     std::to_string(roles.mips) + " glpk branch-and-cut MIPs on the aggregated " +
                     "roles model (" + std::to_string(roles.nodes) + " nodes)";

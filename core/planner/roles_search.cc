@@ -716,6 +716,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   }
   if (warm_count >= 2) {
     consider(warm);
+    res.warm = true;
   } else {
     consider(p.can_compute);
     std::vector<int> order = capable;

@@ -796,7 +796,7 @@ TEST(PlannerValidation, RejectsBadInput) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Table 1 (SPEC §2.6): ResNet-50, 25,557,032 parameters sent as fp16. Roles fixed (every GPU
+// Table 1 (docs/dedloc.md): ResNet-50, 25,557,032 parameters sent as fp16. Roles fixed (every GPU
 // peer's gradient is averaged), objective = averaging rate. Ideal references in the same rate
 // model: AR = equal shares among the GPU peers, round = max_i 2(n−1)/n·P / min(d_i, u_i);
 // PS = the best single peer j reducing everything, round = max(#other senders·P / min(d_j, u_j),
