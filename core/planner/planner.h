@@ -72,7 +72,7 @@ struct Plan {
   // The LP's averaging rate: min over receivers (computing peers) of Σ_j g_ji / P, full gradients
   // averaged per second. +infinity when at most one peer computes (nothing to exchange); 0 when
   // nothing can flow. The LP may return a reducer's span to some receivers only, which no real
-  // all-reduce can do (README.md, "Selective returns"), so this can exceed what any split of the
+  // all-reduce can do (README.md, "Fractions"), so this can exceed what any split of the
   // gradient achieves.
   double averaging_rate = 0;
   // The achievable averaging rate: rounds per second of a butterfly round with `peers[].fraction`
@@ -107,12 +107,14 @@ struct Plan {
 
 // Throws std::invalid_argument for an empty peer list, negative, NaN or infinite capacities,
 // NaN or negative pair caps, a pair_caps matrix that is not n×n, a non-positive or non-finite B
-// (StepsPerSecond) or P, and Objective::AveragingOnly with Roles::Optimize.
+// (StepsPerSecond) or P, Objective::AveragingOnly with Roles::Optimize, negative budgets and a
+// negative or non-finite max_gap.
 Plan solve(const PlannerInput& input, const PlannerOptions& options = {});
 
 // Warm start: `previous_roles[i]` says whether peer i computed in the previous plan (one entry per
 // peer of `input`, or empty for none). Those roles seed the search as an incumbent, which makes a
-// re-solve after a peer joins or leaves much faster; the value found is the same. Where several
+// re-solve after a peer joins or leaves much faster; the value found is the same (to 1e-6, when
+// neither search runs out of budget). Where several
 // role choices are equally good the one returned can depend on the warm start, so peers that must
 // agree should re-solve from the same previous plan. Also throws std::invalid_argument when
 // previous_roles is neither empty nor one entry per peer.
