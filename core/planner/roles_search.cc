@@ -1,4 +1,4 @@
-// Phase 1 for Roles::Optimize: which peers compute (README.md, "Phases" and "The roles search").
+// Phase 1 for Roles::Optimize: which peers compute (README.md, "The roles search").
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -537,7 +537,6 @@ class CaseMip {
     y_ = std::move(y);
     G_ = std::move(G);
     h_ = std::move(h);
-    zub_ = std::move(zub);
     sigma_ = std::move(sigma);
     for (int i = 0; i < n; ++i) {
       if (G_[i]) everyone_.push_back(i);
@@ -646,7 +645,6 @@ class CaseMip {
   glp_prob* lp_ = nullptr;
   int rho_ = 0;
   std::vector<int> c_, z_, y_, G_, h_;
-  std::vector<double> zub_;
   std::vector<std::vector<int>> sigma_;
   std::vector<int> everyone_;
   std::vector<int> row_stat_, col_stat_;
