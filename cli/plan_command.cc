@@ -15,6 +15,7 @@ namespace {
 struct PlanArgs {
   std::string scenario;
   bool json = false;
+  double max_gap = 0;
 };
 
 const bool registered = register_command(
@@ -23,23 +24,36 @@ const bool registered = register_command(
       auto args = std::make_shared<PlanArgs>();
       sub.add_option("scenario", args->scenario, "scenario JSON file")->required();
       sub.add_flag("--json", args->json, "print JSON");
+      sub.add_option("--max-gap", args->max_gap,
+                     "stop the roles search once no roles can beat the plan by more than this "
+                     "relative gap (default 0: prove optimality)")
+          ->check(CLI::NonNegativeNumber);
       return [args] {
         const scenarios::Scenario sc = scenarios::load_scenario(args->scenario);
         const sim::TransportAssumptions transport;
         const core::planner::PlannerInput input = sim::planner_input(sc, transport);
         // The core never reads a clock, so the solve is timed here.
         const auto t0 = std::chrono::steady_clock::now();
-        const core::planner::Plan plan = core::planner::solve(input);
+        core::planner::PlannerOptions options;
+        options.max_gap = args->max_gap;
+        const core::planner::Plan plan = core::planner::solve(input, options);
         const double solve_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
         if (args->json) {
           nlohmann::ordered_json j;
           j["scenario"] = sc.name;
           j["steps_per_s"] = plan.steps_per_s;
-          j["round_time_s"] = plan.round_time_s;
+          j["achievable_steps_per_s"] = plan.achievable_steps_per_s;
+          // The LP's averaging rate may count returns no real split makes (a reducer returning
+          // its span to some receivers only); the achievable rate is that of the fractions
+          // below, and the round time is its inverse.
           j["averaging_rate_per_s"] = plan.averaging_rate;
-          j["solver"] = plan.solver;
+          j["achievable_averaging_rate_per_s"] = plan.span_averaging_rate;
+          j["round_time_s"] = plan.round_time_s;
           j["roles_exact"] = plan.roles_exact;
+          j["roles_gap"] = plan.roles_gap;
+          j["steps_per_s_bound"] = plan.steps_per_s_bound;
+          j["solver"] = plan.solver;
           j["solve_time_ms"] = solve_ms;
           j["gradient_bits"] = input.gradient_bits;
           j["target_batch"] = input.target_batch;
@@ -53,11 +67,19 @@ const bool registered = register_command(
           return kExitOk;
         }
         std::printf("scenario      %s (%zu peers)\n", sc.name.c_str(), sc.peers.size());
-        std::printf("steps_per_s   %.6g   (target batch %.0f samples)\n", plan.steps_per_s, input.target_batch);
+        std::printf("steps_per_s   %.6g   (target batch %.0f samples; %.6g with these fractions)\n",
+                    plan.steps_per_s, input.target_batch, plan.achievable_steps_per_s);
+        std::printf("averaging     %.6g rounds/s achievable (LP: %.6g)\n", plan.span_averaging_rate,
+                    plan.averaging_rate);
         std::printf("round_time_s  %.4g   (one gradient of %.0f bits, link goodput %.3f of nominal)\n",
                     plan.round_time_s, input.gradient_bits, transport.goodput_fraction);
-        std::printf("solver        %s%s, %.2f ms\n\n", plan.solver.c_str(), plan.roles_exact ? "" : " (roles not proven optimal)",
-                    solve_ms);
+        if (plan.roles_exact) {
+          std::printf("roles         proven optimal\n");
+        } else {
+          std::printf("roles         within %.3g%% of optimal (no roles beat %.6g steps/s)\n",
+                      100 * plan.roles_gap, plan.steps_per_s_bound);
+        }
+        std::printf("solver        %s, %.2f ms\n\n", plan.solver.c_str(), solve_ms);
         std::printf("%-28s %-8s %s\n", "peer", "computes", "fraction");
         for (std::size_t i = 0; i < sc.peers.size(); ++i)
           std::printf("%-28s %-8s %.6f\n", sc.peers[i].name.c_str(), plan.peers[i].computes ? "yes" : "no",

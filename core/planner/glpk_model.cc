@@ -35,6 +35,20 @@ void Model::set_col_bounds(glp_prob* lp, int j, double lb, double ub) {
   }
 }
 
+int Model::add_row_le(glp_prob* lp, const std::vector<std::pair<int, double>>& terms, double hi) {
+  const int r = glp_add_rows(lp, 1);
+  std::vector<int> ind{0};
+  std::vector<double> val{0.0};
+  for (const auto& [col, v] : terms) {
+    if (v == 0) continue;
+    ind.push_back(col);
+    val.push_back(v);
+  }
+  glp_set_mat_row(lp, r, static_cast<int>(ind.size()) - 1, ind.data(), val.data());
+  glp_set_row_bnds(lp, r, GLP_UP, 0.0, hi);
+  return r;
+}
+
 glp_prob* Model::load() {
   if (!cols_.empty()) glp_add_cols(lp_, static_cast<int>(cols_.size()));
   for (std::size_t k = 0; k < cols_.size(); ++k) {
@@ -60,11 +74,11 @@ glp_prob* Model::load() {
   return lp_;
 }
 
-glp_smcp simplex_params(const glp_prob* lp) {
+glp_smcp simplex_params(const glp_prob* lp, bool dual) {
   glp_smcp parm;
   glp_init_smcp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
-  parm.meth = GLP_PRIMAL;
+  parm.meth = dual ? GLP_DUALP : GLP_PRIMAL;
   parm.pricing = GLP_PT_PSE;
   parm.r_test = GLP_RT_HAR;
   parm.presolve = GLP_OFF;
@@ -75,20 +89,34 @@ glp_smcp simplex_params(const glp_prob* lp) {
   return parm;
 }
 
+bool solve_simplex(glp_prob* lp, bool dual) {
+  const glp_smcp parm = simplex_params(lp, dual);
+  if (glp_simplex(lp, &parm) == 0 && glp_get_status(lp) == GLP_OPT) return true;
+  if (!dual) return false;
+  // The dual simplex needs a dual feasible basis; fall back on the primal one.
+  const glp_smcp primal = simplex_params(lp, false);
+  return glp_simplex(lp, &primal) == 0 && glp_get_status(lp) == GLP_OPT;
+}
+
 namespace {
 
 struct NodeBudget {
   std::int64_t max_nodes = 0;
   std::int64_t nodes = 0;
   bool stopped = false;
+  double bound = kInf;  // best local bound among active nodes, at the last selection
 };
 
 void on_mip_event(glp_tree* tree, void* info) {
   auto* budget = static_cast<NodeBudget*>(info);
   if (glp_ios_reason(tree) != GLP_ISELECT) return;
-  int total = 0;
-  glp_ios_tree_size(tree, nullptr, nullptr, &total);
+  int active = 0, total = 0;
+  glp_ios_tree_size(tree, &active, nullptr, &total);
   budget->nodes = total;
+  if (active > 0) {
+    const int best = glp_ios_best_node(tree);
+    if (best > 0) budget->bound = glp_ios_node_bound(tree, best);
+  }
   if (total > budget->max_nodes) {
     budget->stopped = true;
     glp_ios_terminate(tree);
@@ -97,13 +125,40 @@ void on_mip_event(glp_tree* tree, void* info) {
 
 }  // namespace
 
-MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes) {
+MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes, bool warm,
+                   const std::function<void()>& after_relaxation) {
+  // The LP relaxation first, with our simplex: GLPK's MIP presolver is slower on these small
+  // programs, and the values it restores for the columns it removed need not satisfy the rows.
+  MipOutcome out;
+  int lp_ret = 0;
+  if (warm) {
+    glp_smcp parm = simplex_params(lp, /*dual=*/true);
+    lp_ret = glp_simplex(lp, &parm);
+    if (lp_ret != 0 || (glp_get_status(lp) != GLP_OPT && glp_get_status(lp) != GLP_NOFEAS)) {
+      glp_adv_basis(lp, 0);
+      parm = simplex_params(lp);
+      lp_ret = glp_simplex(lp, &parm);
+    }
+  } else {
+    glp_adv_basis(lp, 0);
+    const glp_smcp parm = simplex_params(lp);
+    lp_ret = glp_simplex(lp, &parm);
+  }
+  if (lp_ret == 0 && (glp_get_status(lp) == GLP_NOFEAS || glp_get_prim_stat(lp) == GLP_NOFEAS)) {
+    out.infeasible = out.optimal = true;
+    out.bound = -kInf;
+    return out;
+  }
+  if (lp_ret != 0 || glp_get_status(lp) != GLP_OPT) return out;
+  if (after_relaxation) after_relaxation();
+
   NodeBudget budget;
   budget.max_nodes = max_nodes;
+  budget.bound = glp_get_obj_val(lp);
   glp_iocp parm;
   glp_init_iocp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
-  parm.presolve = GLP_ON;
+  parm.presolve = GLP_OFF;
   parm.br_tech = GLP_BR_DTH;
   parm.bt_tech = GLP_BT_BLB;
   parm.pp_tech = GLP_PP_ALL;
@@ -123,16 +178,18 @@ MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes) {
   parm.cb_info = &budget;
   const int ret = glp_intopt(lp, &parm);
 
-  MipOutcome out;
   out.nodes = budget.nodes;
   const int status = glp_mip_status(lp);
   if (ret == GLP_ENOPFS || (ret == 0 && status == GLP_NOFEAS)) {
     out.infeasible = out.optimal = true;
+    out.bound = -kInf;
     return out;
   }
+  out.bound = budget.bound;
   if ((ret != 0 && ret != GLP_ESTOP) || (status != GLP_OPT && status != GLP_FEAS)) return out;
   out.solved = true;
   out.optimal = ret == 0 && status == GLP_OPT && !budget.stopped;
+  if (out.optimal) out.bound = glp_mip_obj_val(lp);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <glpk.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -38,11 +39,15 @@ class Model {
   int row_ge(double lo) { return row(lo, kInf); }
   int row_eq(double v) { return row(v, v); }
   void coef(int row, int col, double value);
+  void set_row_hi(int row, double hi) { rows_[row - 1].second = hi; }
 
   // Hands everything to GLPK and returns the problem (owned by this Model).
   glp_prob* load();
 
   static void set_col_bounds(glp_prob* lp, int j, double lb, double ub);
+  // Adds sum(terms) <= hi to a loaded problem (cut loops); returns the row index. The new row is
+  // basic, so the previous basis stays valid (dual feasible) for a warm re-solve.
+  static int add_row_le(glp_prob* lp, const std::vector<std::pair<int, double>>& terms, double hi);
 
  private:
   int row(double lo, double hi);
@@ -59,18 +64,27 @@ class Model {
   std::vector<double> ar_{0.0};
 };
 
-// Primal simplex, no presolve (keeps the basis for warm starts), an iteration limit instead of a
-// time limit so that a numerically stuck solve ends the same way on every machine.
-glp_smcp simplex_params(const glp_prob* lp);
+// Primal simplex (dual simplex with `dual`), no presolve (keeps the basis for warm starts), an
+// iteration limit instead of a time limit so that a numerically stuck solve ends the same way on
+// every machine.
+glp_smcp simplex_params(const glp_prob* lp, bool dual = false);
+// Runs simplex with those parameters; true when an optimal basic solution was found.
+bool solve_simplex(glp_prob* lp, bool dual = false);
 
 struct MipOutcome {
   bool solved = false;      // an integral solution was found
   bool optimal = false;     // ... and proven optimal (or proven that none exists)
   bool infeasible = false;  // proven: no integral solution (e.g. nothing beats the cutoff)
   std::int64_t nodes = 0;
+  // Proven upper bound on the objective (maximisation): the best bound among the nodes left
+  // when the search stopped; the optimum when it finished; -inf when proven infeasible.
+  double bound = kInf;
 };
 
-// Branch-and-cut with presolve, depth-first-then-best-bound search and a node budget.
-MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes);
+// The LP relaxation by simplex (primal from an advanced basis, or with `warm` dual from the
+// problem's current basis), then branch-and-cut (no presolve) with best-local-bound backtracking
+// and a node budget. `after_relaxation`, if set, runs once the relaxation is optimal.
+MipOutcome run_mip(glp_prob* lp, std::int64_t max_nodes, bool warm = false,
+                   const std::function<void()>& after_relaxation = {});
 
 }  // namespace swarmlab::core::planner::detail

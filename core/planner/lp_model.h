@@ -32,22 +32,95 @@ struct ScaledProblem {
 // Validated input → scaled problem (defined in planner.cc).
 ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt);
 
-struct RolesResult {
-  std::vector<bool> computes;  // empty when nothing beat the cutoff
-  bool exact = false;          // proven optimal (or proven that nothing beats the cutoff)
-  double rho = 0;              // objective in scaled rate units: min(Σκc, averaging rate)
-  std::int64_t nodes = 0;      // branch-and-bound nodes, all MIPs together
-  int mips = 0;                // MIPs solved
+// --- The averaging LP with the roles fixed (rate_model.cc) ----------------------------------
+
+// A transport cut found by the averaging LP, valid for any roles (README.md, "The roles
+// search"). With returner < 0: what the receivers T get from the other reducers is at most
+// Σ_j min(h_j, Σ_{i∈T, i≠j} e_ji), e_ji = min(z_j, t_ji − [j computes]·z_i) being what pair
+// j → i can return. With returner = j: j's returns h_j are at most Σ_i e_ji over the receivers
+// (every peer that might compute, for other roles).
+//
+// For the roles program the minimum is resolved as it was at the LP's optimum: the reducers in
+// `uploaders` count with h_j, the others with their pairs (either is a valid upper bound).
+struct TransportCut {
+  std::vector<int> receivers;
+  int returner = -1;
+  std::vector<int> uploaders;
 };
 
-// --- The full model of docs/dedloc.md §2 (any input, including pair caps) -------------------
+struct RateResult {
+  bool ok = false;
+  // rho is the LP's optimum (the aggregated model's optimum was split into per-pair returns, or
+  // met the best split); false when the cut loop ran out of rounds or was not asked to run (then
+  // the optimum lies in [lower, rho]).
+  bool certified = false;
+  double rho = 0;    // max averaging rate, scaled units; +inf when fewer than two peers compute
+  double lower = 0;  // a feasible rate: the best consistent split (rho when certified)
+  int rounds = 0;    // LP solves
+};
 
-// Phase 1 for Roles::Optimize: the O(n²) mixed-integer program with c binary, looking only for
-// plans with ρ >= cutoff and at least two computing peers.
-RolesResult solve_roles_mip(const ScaledProblem& p, std::int64_t max_nodes, double cutoff);
+// The literal averaging LP (docs/dedloc.md §2) with the roles fixed, solved exactly on its
+// aggregated form: per-peer totals of returns instead of per-pair ones, plus transport cuts
+// found by max-flow until the totals can be split into pairs (README.md, "The averaging LP").
+// With bounds_only, stops after the first solve of the aggregated form: rho is then an upper
+// bound and lower a lower bound (cheap; exact when they meet).
+// Transport cuts binding at the optimum are appended to `cuts` when given.
+RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
+                        bool bounds_only = false, std::vector<TransportCut>* cuts = nullptr);
 
-// Its LP relaxation (c continuous in [0,1]); c_i per peer. Exposed for tests only.
-std::vector<double> solve_roles_relaxation(const ScaledProblem& p);
+// --- The achievable split (split_model.cc) --------------------------------------------------
+
+// The best split a butterfly round can execute: every computing peer sends w_j to reducer j and
+// every reducer returns w_j to every computing peer, all links within their capacities. Maximises
+// W = Σ_j w_j (rounds per second × P, scaled). Empty w when fewer than two peers compute.
+struct SplitResult {
+  bool ok = false;
+  double total = 0;
+  std::vector<double> w;
+};
+SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes);
+
+// Without pair caps the best split has a closed form (README.md, "The compact model"). With
+// m >= 3 computing peers, q of them reducers, and b_i = min(d_i, u_i):
+//   W = min( min_{i computes} b_i,
+//            (Σ_{computing reducers} b_i + (m−2)/m · Σ_{other reducers} b_i) / (m − 2 + q) ).
+// +inf when fewer than two peers compute.
+double consistent_rate(const ScaledProblem& p, const std::vector<bool>& computes);
+
+// --- Roles (roles_search.cc) -----------------------------------------------------------------
+
+struct RolesResult {
+  std::vector<bool> computes;  // best roles found with two or more computing peers; may be empty
+  double value = 0;            // min(Σκc, averaging rate) of `computes`, scaled
+  double rate = 0;             // the averaging LP's rate of `computes`, scaled
+  double bound = 0;            // proven: no roles with two or more computing peers beat this
+  bool exact = false;          // bound == value (up to 1e-6 relative)
+  // Averaging keeps up with every compute-capable peer computing (then `computes` is all of them
+  // and optimal without a search).
+  bool everyone = false;
+  bool warm = false;           // the incumbent came from the hint
+  std::int64_t nodes = 0;      // branch-and-bound nodes, all MIPs together
+  int mips = 0;                // MIPs solved
+  int evaluations = 0;         // averaging LPs solved for candidate roles
+};
+
+struct RolesSearchLimits {
+  std::int64_t max_mip_nodes = 0;  // per MIP; 0 = automatic
+  int max_mips = 0;                // MIP solves in all; 0 = automatic
+  double gap = 0;                  // stop once no roles can beat the incumbent by more than this
+};
+
+// Phase 1 for Roles::Optimize (needs p.compute_term): the best roles with two or more computing
+// peers. The incumbent comes from `hint` (roles of a previous plan) when it has two or more
+// computing peers, else from nested bandwidth thresholds; then one MIP on the aggregated model
+// per case (number of computing peers, and with pair caps which regions compute) that could
+// still beat it (README.md, "The roles search").
+RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits,
+                         const std::vector<bool>& hint);
+
+// --- Reference programs (reference_model.cc): the literal O(n²) models ------------------------
+// Slow but independent of the aggregated forms above; tests check the fast path against them,
+// and averaging_lp falls back on the LP if its cut loop ever runs out of rounds.
 
 struct FlowResult {
   bool ok = false;
@@ -55,27 +128,19 @@ struct FlowResult {
   std::vector<double> z;               // aggregation rate per peer
   std::vector<std::vector<double>> g;  // g[j][i], reducer j returns to i
 };
+// The averaging LP with the roles fixed, per pair (a_kj = z_j substituted).
+FlowResult reference_averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes);
 
-// Phases 2 and 3 with the roles fixed (at least two computing peers): maximise the averaging
-// rate, then (if `balance`), holding it, maximise Σ_j min_i g_ji so that the fractions are
-// meaningful.
-FlowResult solve_fixed_roles(const ScaledProblem& p, const std::vector<bool>& computes,
-                             bool balance);
-
-// --- The compact model (no pair caps) --------------------------------------------------------
-
-// Without pair caps, and when no reducer uploads less than it downloads, the averaging LP with
-// fixed roles has a closed-form optimum. With m >= 3 computing peers, q of them reducers, and
-// b_i = min(d_i, u_i):
-//   ρ = min( min_{i computes} b_i,
-//            (Σ_{computing reducers} b_i + (m−2)/m · Σ_{other reducers} b_i) / (m − 2 + q) ).
-// It is the best plan in which every receiver gets every span; README.md derives it and proves
-// it optimal for the LP under that condition. +inf when fewer than two peers compute.
-double consistent_rate(const ScaledProblem& p, const std::vector<bool>& computes);
-
-// Phase 1 for Roles::Optimize without pair caps: a greedy incumbent on the closed form, then one
-// small MIP per number of computing peers m, each only searching for plans better than the best
-// so far. Exact; needs p.cap empty and p.compute_term.
-RolesResult solve_roles_compact(const ScaledProblem& p, std::int64_t max_nodes);
+struct ReferenceRoles {
+  std::vector<bool> computes;  // empty when nothing beat the cutoff
+  bool exact = false;
+  double rho = 0;  // min(Σκc, averaging rate), scaled
+  std::int64_t nodes = 0;
+};
+// The O(n²) mixed-integer program with c binary (big-M form), plans with ρ >= cutoff and at
+// least two computing peers.
+ReferenceRoles reference_roles_mip(const ScaledProblem& p, std::int64_t max_nodes, double cutoff);
+// Its LP relaxation (c continuous in [0,1]); c_i per peer.
+std::vector<double> reference_roles_relaxation(const ScaledProblem& p);
 
 }  // namespace swarmlab::core::planner::detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -74,6 +75,11 @@ void validate(const PlannerInput& in, const PlannerOptions& opt) {
         "compute");
   }
   if (opt.max_mip_nodes < 0) throw std::invalid_argument("planner: max_mip_nodes must be >= 0");
+  if (opt.max_mips < 0) throw std::invalid_argument("planner: max_mips must be >= 0");
+  if (!(opt.max_gap >= 0) || !std::isfinite(opt.max_gap)) {
+    throw std::invalid_argument("planner: max_gap must be a finite number >= 0 (got " +
+                                number(opt.max_gap) + ")");
+  }
 }
 
 double compute_rate(const PlannerInput& in, const std::vector<bool>& computes) {
@@ -88,104 +94,110 @@ int count(const std::vector<bool>& v) {
   return static_cast<int>(std::count(v.begin(), v.end(), true));
 }
 
-// A plan for given roles: the averaging LP when at least two peers compute, closed forms otherwise.
-struct Candidate {
-  std::vector<bool> computes;
-  detail::FlowResult flow;
-  double averaging_rate = 0;
-  double steps = 0;
-};
-
-Candidate evaluate(const PlannerInput& in, const PlannerOptions& opt,
-                   const detail::ScaledProblem& p, std::vector<bool> computes,
-                   bool balance = true) {
-  Candidate c;
-  c.computes = std::move(computes);
-  const int k = count(c.computes);
-  if (k == 0) {
-    c.averaging_rate = 0;  // nothing is computed, so nothing is averaged
-  } else if (k == 1) {
-    c.averaging_rate = kInf;  // one gradient is its own average: no transfer at all
-  } else {
-    c.flow = detail::solve_fixed_roles(p, c.computes, balance);
-    if (!c.flow.ok) throw std::runtime_error("planner: GLPK failed on the averaging LP");
-    // Clean noise, then measure the rate on the plan itself rather than trusting ρ.
-    double biggest = 0;
-    for (const auto& row : c.flow.g) {
-      for (double v : row) biggest = std::max(biggest, v);
-    }
-    for (auto& row : c.flow.g) {
-      for (double& v : row) v = v < kNoise * biggest ? 0 : v;
-    }
-    for (double& v : c.flow.z) v = v < kNoise * biggest ? 0 : v;
-    double worst = kInf;
-    for (int i = 0; i < p.n; ++i) {
-      if (!c.computes[i]) continue;
-      double sum = 0;
-      for (int j = 0; j < p.n; ++j) sum += c.flow.g[j][i];
-      worst = std::min(worst, sum);
-    }
-    c.averaging_rate = worst * p.unit_bps / in.gradient_bits;
+// The rate (gradients/s) at which a butterfly round with fractions f runs when every transfer is
+// as fast as the tightest capacity allows: per unit of rate, a computing peer uploads its parts of
+// the other spans (1 − f_i of P) and a reducer returns its span to the other computing peers
+// ((m − c_i)·f_i of P); downloads mirror uploads; pair x → y carries [x computes]·f_y + [y
+// computes]·f_x. Computed on the input's own numbers, so it is what the links really allow.
+double split_rate(const PlannerInput& in, const std::vector<bool>& computes,
+                  const std::vector<double>& f) {
+  const std::size_t n = in.peers.size();
+  const int m = count(computes);
+  double rate = kInf;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double own = f[i] * (m - (computes[i] ? 1 : 0));
+    const double load = (computes[i] ? 1 - f[i] : 0) + own;  // the same up and down
+    if (!(load > 0)) continue;
+    const double per_gradient = load * in.gradient_bits;
+    rate = std::min({rate, in.peers[i].upload_bps / per_gradient,
+                     in.peers[i].download_bps / per_gradient});
   }
-  c.steps = opt.objective == Objective::StepsPerSecond
-                ? std::min(compute_rate(in, c.computes), c.averaging_rate)
-                : c.averaging_rate;
-  return c;
+  if (!in.pair_caps.empty()) {
+    for (std::size_t x = 0; x < n; ++x) {
+      for (std::size_t y = 0; y < n; ++y) {
+        if (x == y || !std::isfinite(in.pair_caps[x][y])) continue;
+        const double load = (computes[x] ? f[y] : 0) + (computes[y] ? f[x] : 0);
+        if (load > 0) rate = std::min(rate, in.pair_caps[x][y] / (load * in.gradient_bits));
+      }
+    }
+  }
+  return rate;
 }
 
-Plan assemble(const detail::ScaledProblem& p, const Candidate& c, double gradient_bits) {
+// The plan for given roles. `known_rate` is their averaging LP's ρ (scaled) when already known,
+// negative otherwise.
+Plan assemble(const PlannerInput& in, const PlannerOptions& opt, const detail::ScaledProblem& p,
+              const std::vector<bool>& computes, double known_rate = -1) {
   const int n = p.n;
   Plan plan;
-  plan.steps_per_s = c.steps;
-  plan.averaging_rate = c.averaging_rate;
-  plan.round_time_s = c.averaging_rate > 0 ? 1.0 / c.averaging_rate : kInf;
-  plan.span_averaging_rate = c.averaging_rate;  // replaced below when two or more compute
   plan.peers.assign(n, PeerPlan{});
   plan.send_rate.assign(n, std::vector<double>(n, 0));
   plan.return_rate.assign(n, std::vector<double>(n, 0));
   plan.aggregation_rate.assign(n, 0);
-  for (int i = 0; i < n; ++i) plan.peers[i].computes = c.computes[i];
+  for (int i = 0; i < n; ++i) plan.peers[i].computes = computes[i];
+  const int k = count(computes);
+  const bool steps = opt.objective == Objective::StepsPerSecond;
+  const double compute = steps ? compute_rate(in, computes) : kInf;
 
-  const int k = count(c.computes);
-  if (k == 1) {
-    // A lone computing peer "aggregates" its own vector locally, even in client mode: no
-    // connection is involved.
-    for (int i = 0; i < n; ++i) plan.peers[i].fraction = c.computes[i] ? 1.0 : 0.0;
-    return plan;
-  }
-  if (k == 0) return plan;
+  if (k == 0) {  // nothing is computed, so nothing is averaged
+    plan.round_time_s = kInf;
+  } else if (k == 1) {
+    // One gradient is its own average: no transfer at all. A lone computing peer "aggregates"
+    // its own vector locally, even in client mode (README.md, "One computing peer").
+    plan.averaging_rate = plan.span_averaging_rate = kInf;
+    plan.round_time_s = 0;
+    for (int i = 0; i < n; ++i) plan.peers[i].fraction = computes[i] ? 1.0 : 0.0;
+  } else {
+    double rate = known_rate;
+    if (rate < 0) {
+      const detail::RateResult r = detail::averaging_lp(p, computes);
+      if (!r.ok) throw std::runtime_error("planner: GLPK failed on the averaging LP");
+      rate = r.certified ? r.rho : detail::reference_averaging_lp(p, computes).rho;
+    }
+    plan.averaging_rate = rate * p.unit_bps / in.gradient_bits;
 
-  const double u = p.unit_bps;
-  for (int j = 0; j < n; ++j) {
-    plan.aggregation_rate[j] = c.flow.z[j] * u;
-    for (int i = 0; i < n; ++i) {
-      plan.return_rate[j][i] = c.flow.g[j][i] * u;
-      // A computing sender streams part j to reducer j at exactly z_j (locally when i = j).
-      if (c.computes[i] && p.can_reduce[j]) plan.send_rate[i][j] = c.flow.z[j] * u;
-    }
-  }
-  // f_j = min_{i receiver} g_ji / Σ_k min_{i receiver} g_ki.
-  std::vector<double> share(n, 0);
-  double total = 0;
-  for (int j = 0; j < n; ++j) {
-    if (!p.can_reduce[j]) continue;
-    double least = kInf;
-    for (int i = 0; i < n; ++i) {
-      if (c.computes[i]) least = std::min(least, c.flow.g[j][i]);
-    }
-    share[j] = least;
-    total += least;
-  }
-  plan.span_averaging_rate = total * p.unit_bps / gradient_bits;
-  if (total > 0) {
+    // Fractions: the best split real links carry, with solver dust removed, then checked against
+    // every capacity on the input's own numbers.
+    const detail::SplitResult split = detail::best_split(p, computes);
+    if (!split.ok) throw std::runtime_error("planner: GLPK failed on the split LP");
+    std::vector<double> f(n, 0);
     double kept = 0;
     for (int j = 0; j < n; ++j) {
-      if (share[j] < kNoise * total) share[j] = 0;
-      kept += share[j];
+      if (split.w[j] >= kNoise * split.total) kept += split.w[j];
     }
-    for (int j = 0; j < n; ++j) plan.peers[j].fraction = share[j] / kept;
+    if (kept > 0) {
+      for (int j = 0; j < n; ++j) f[j] = split.w[j] >= kNoise * split.total ? split.w[j] / kept : 0;
+      const double achievable = split_rate(in, computes, f);
+      plan.span_averaging_rate = std::min(achievable, plan.averaging_rate);
+      const double span_bps = plan.span_averaging_rate * in.gradient_bits;
+      for (int j = 0; j < n; ++j) {
+        plan.peers[j].fraction = f[j];
+        if (f[j] == 0) continue;
+        plan.aggregation_rate[j] = span_bps * f[j];
+        for (int i = 0; i < n; ++i) {
+          if (!computes[i]) continue;
+          plan.send_rate[i][j] = span_bps * f[j];
+          plan.return_rate[j][i] = span_bps * f[j];
+        }
+      }
+    }
+    plan.round_time_s =
+        plan.span_averaging_rate > 0 ? 1.0 / plan.span_averaging_rate : kInf;
   }
+  if (k == 0) {
+    plan.steps_per_s = plan.achievable_steps_per_s = 0;
+  } else {
+    plan.steps_per_s = std::min(compute, plan.averaging_rate);
+    plan.achievable_steps_per_s = std::min(compute, plan.span_averaging_rate);
+  }
+  plan.steps_per_s_bound = plan.steps_per_s;
   return plan;
+}
+
+std::string describe_split(const Plan& plan) {
+  if (!(plan.span_averaging_rate < plan.averaging_rate * (1 - 1e-9))) return "";
+  return "; the LP returns some spans to some receivers only: the best real split reaches " +
+         number(plan.span_averaging_rate / plan.averaging_rate) + " of its rate";
 }
 
 }  // namespace
@@ -238,60 +250,50 @@ ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt) {
 }  // namespace detail
 
 Plan solve(const PlannerInput& input, const PlannerOptions& options) {
+  return solve(input, options, {});
+}
+
+Plan solve(const PlannerInput& input, const PlannerOptions& options,
+           const std::vector<bool>& previous_roles) {
   validate(input, options);
+  if (!previous_roles.empty() && previous_roles.size() != input.peers.size()) {
+    throw std::invalid_argument("planner: previous_roles has " +
+                                std::to_string(previous_roles.size()) +
+                                " entries, expected 0 or " + std::to_string(input.peers.size()) +
+                                " (one per peer)");
+  }
   const detail::ScaledProblem p = detail::scale(input, options);
   const int n = p.n;
 
   if (options.roles == Roles::AllComputeCapable) {
-    const Candidate all = evaluate(input, options, p, p.can_compute);
-    Plan plan = assemble(p, all, input.gradient_bits);
-    const int k = count(all.computes);
-    plan.solver = k >= 2   ? "glpk simplex (LP, roles fixed: every compute-capable peer computes; "
-                             "averaging rate maximised, then the fractions balanced)"
+    Plan plan = assemble(input, options, p, p.can_compute);
+    const int k = count(p.can_compute);
+    plan.solver = k >= 2   ? "averaging LP (aggregated form, glpk simplex; roles fixed: every "
+                             "compute-capable peer computes); fractions from the best split"
                   : k == 1 ? "closed form (roles fixed: one computing peer, nothing to average)"
                            : "nothing to plan (no peer can compute)";
+    plan.solver += describe_split(plan);
     return plan;
   }
 
   const int capable = count(p.can_compute);
   if (capable <= 1) {
-    const Candidate only = evaluate(input, options, p, p.can_compute);
-    Plan plan = assemble(p, only, input.gradient_bits);
+    Plan plan = assemble(input, options, p, p.can_compute);
     plan.solver = capable == 1 ? "closed form (one compute-capable peer, nothing to average)"
                                : "nothing to plan (no peer can compute)";
     return plan;
   }
 
-  // Every compute-capable peer computing is optimal whenever averaging keeps up with the whole
-  // compute rate: no role choice can beat ξ = Σ s_i / B. One LP then settles the roles exactly.
-  Candidate all = evaluate(input, options, p, p.can_compute);
-  const double full_compute = compute_rate(input, p.can_compute);
-  if (all.averaging_rate >= full_compute) {
-    Plan plan = assemble(p, all, input.gradient_bits);
-    plan.solver =
-        "glpk simplex (LP): averaging keeps up with every compute-capable peer, so "
-        "these roles are optimal without a MIP; averaging rate maximised, then the "
-        "fractions balanced";
-    return plan;
-  }
+  const double to_steps = p.unit_bps / input.gradient_bits;
 
-  // Phase 1: the roles. The compact model (closed-form averaging rate, O(n) rows per MIP) is
-  // solved first. It is exact for the full model when there are no pair caps and no reducer
-  // uploads less than it downloads (README.md, "Compact model"); otherwise its roles are an
-  // incumbent and the full O(n²) MIP searches only for strictly better plans.
-  const std::int64_t nodes =
-      options.max_mip_nodes > 0
-          ? options.max_mip_nodes
-          : std::clamp<std::int64_t>(400000 / (static_cast<std::int64_t>(n) * n), 50, 20000);
-  detail::ScaledProblem uncapped = p;
-  uncapped.cap.clear();
-  const detail::RolesResult compact = detail::solve_roles_compact(uncapped, nodes);
-  bool compact_is_exact = p.cap.empty();
-  for (int i = 0; i < n; ++i)
-    compact_is_exact = compact_is_exact && (!p.can_reduce[i] || p.down[i] <= p.up[i]);
+  // Phase 1: the roles (README.md, "The roles search"), for two or more computing peers.
+  detail::RolesSearchLimits limits;
+  limits.max_mip_nodes = options.max_mip_nodes;
+  limits.max_mips = options.max_mips;
+  limits.gap = options.max_gap;
+  const detail::RolesResult roles = detail::search_roles(p, limits, previous_roles);
 
-  // Both programs assume two or more computing peers; one computing peer is worth s_k / B.
-  std::vector<bool> single(n, false);
+  // One computing peer needs no averaging: worth s_k / B.
   int best = -1;
   for (int i = 0; i < n; ++i) {
     if (p.can_compute[i] &&
@@ -299,51 +301,68 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options) {
       best = i;
     }
   }
-  single[best] = true;
-
-  // Candidates are compared on the final, measured ξ; ties go to the earlier one (more
-  // computing peers first).
-  std::vector<Candidate> candidates;
-  candidates.push_back(std::move(all));
-  if (!compact.computes.empty() && compact.computes != candidates[0].computes) {
-    candidates.push_back(evaluate(input, options, p, compact.computes, /*balance=*/false));
+  const double single = input.peers[best].compute_sps / input.target_batch;
+  if (roles.everyone) {
+    // Averaging keeps up with every compute-capable peer: no role choice beats ξ = Σ s_i / B.
+    Plan plan = assemble(input, options, p, roles.computes, roles.rate);
+    plan.solver =
+        "averaging LP (aggregated form, glpk simplex): averaging keeps up with every "
+        "compute-capable peer, so these roles are optimal without a roles search; fractions "
+        "from the best split" + describe_split(plan);
+    return plan;
   }
-  candidates.push_back(evaluate(input, options, p, single));
-  auto top = [&] {
-    double t = 0;
-    for (const auto& c : candidates) t = std::max(t, c.steps);
-    return t;
-  };
-
-  std::string how = "glpk branch-and-cut on the compact roles model (" +
-                    std::to_string(compact.mips) + " MIPs, " + std::to_string(compact.nodes) +
-                    " nodes)";
-  bool exact = compact_is_exact && compact.exact;
-  if (!compact_is_exact) {
-    const double cutoff = top() * input.gradient_bits / p.unit_bps * (1 + 1e-7);
-    const detail::RolesResult full = detail::solve_roles_mip(p, nodes, cutoff);
-    if (!full.computes.empty()) {
-      candidates.insert(candidates.end() - 1,
-                        evaluate(input, options, p, full.computes, /*balance=*/false));
-    }
-    exact = full.exact;
-    how += " + glpk branch-and-cut on the full O(n^2) roles MIP above that incumbent (" +
-           std::to_string(full.nodes) + " nodes)";
+  std::vector<bool> pick = roles.computes;
+  double rate = roles.rate;
+  if (pick.empty() || roles.value * to_steps < single) {
+    pick.assign(n, false);
+    pick[best] = true;
+    rate = -1;
   }
-  const double best_steps = top();
-  std::size_t pick = 0;
-  while (candidates[pick].steps < best_steps * (1 - kNoise)) ++pick;
+  Plan plan = assemble(input, options, p, pick, rate);
+  plan.steps_per_s_bound = std::max({plan.steps_per_s, single, roles.bound * to_steps});
+  plan.roles_exact = roles.exact;
+  plan.roles_gap = roles.exact ? 0 : plan.steps_per_s_bound / plan.steps_per_s - 1;
+  if (plan.roles_exact) plan.steps_per_s_bound = plan.steps_per_s;
 
-  // Only the winner needs phase 3 (balanced fractions); "everyone computes" already has it.
-  if (pick != 0) candidates[pick] = evaluate(input, options, p, candidates[pick].computes);
-  Plan plan = assemble(p, candidates[pick], input.gradient_bits);
-  plan.roles_exact = exact;
-  how += exact ? ", exact" : ", node budget exhausted: best roles found, not proven optimal";
-  const bool single_won = count(candidates[pick].computes) <= 1;
-  plan.solver = how + (single_won ? "; one computing peer is fastest (nothing to average)"
-                                  : "; then simplex with roles fixed (averaging rate maximised, "
-                                    "then the fractions balanced)");
+  std::string how = "roles: incumbent from " +
+                    std::string(roles.warm ? "the previous roles" : "nested bandwidth thresholds") +
+                    " (" + std::to_string(roles.evaluations) + " averaging LPs), then " +
+                    std::to_string(roles.mips) + " glpk branch-and-cut MIPs on the aggregated " +
+                    "roles model (" + std::to_string(roles.nodes) + " nodes)";
+  how += roles.exact ? ", proven optimal"
+                     : ", proven within " + number(100 * plan.roles_gap) + "% of optimal" +
+                           (options.max_gap > 0 ? " (max_gap)" : " (budget spent)");
+  how += count(pick) <= 1 ? "; one computing peer is fastest (nothing to average)"
+                          : "; then the averaging LP with roles fixed and the best split";
+  plan.solver = how + describe_split(plan);
   return plan;
+}
+
+Plan Planner::solve(const PlannerInput& input, const std::vector<std::uint64_t>& keys) {
+  if (keys.size() != input.peers.size()) {
+    throw std::invalid_argument("planner: keys has " + std::to_string(keys.size()) +
+                                " entries, expected " + std::to_string(input.peers.size()) +
+                                " (one per peer)");
+  }
+  std::map<std::uint64_t, bool> seen;
+  std::vector<bool> hint;
+  if (!roles_.empty()) hint.assign(keys.size(), false);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!seen.emplace(keys[i], true).second) {
+      throw std::invalid_argument("planner: keys[" + std::to_string(i) + "] repeats an earlier key");
+    }
+    if (auto it = roles_.find(keys[i]); it != roles_.end()) hint[i] = it->second;
+  }
+  Plan plan = planner::solve(input, options_, hint);
+  roles_.clear();
+  for (std::size_t i = 0; i < keys.size(); ++i) roles_[keys[i]] = plan.peers[i].computes;
+  last_ = plan;
+  return plan;
+}
+
+void Planner::reset() {
+  roles_.clear();
+  last_.reset();
 }
 
 }  // namespace swarmlab::core::planner

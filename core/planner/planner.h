@@ -1,13 +1,16 @@
 #pragma once
-// The DeDLOC planner (docs/dedloc.md §2): chooses which peers compute gradients and which share of
-// the gradient vector every peer aggregates, maximising optimizer steps per second. Solved with
-// GLPK: an exact mixed-integer program for the roles, then LPs with the roles fixed for the
-// averaging plan. See core/planner/README.md for the formulation and every modelling decision.
+// The DeDLOC planner (docs/dedloc.md §2): chooses which peers compute gradients and which share
+// of the gradient vector every peer aggregates, maximising optimizer steps per second. Solved with
+// GLPK: the averaging LP on an aggregated form, a roles search that proves its answer optimal or
+// reports the gap, and the split of the gradient that real links can carry. See
+// core/planner/README.md for the formulation and every modelling decision.
 //
-// Deterministic: the same input (same peer order) gives a bit-identical Plan, so every peer can
-// solve the problem independently and agree without exchanging messages. The planner never
-// measures its own running time.
+// Deterministic: the same input (same peer order, same warm start) gives a bit-identical Plan,
+// so every peer can solve the problem independently and agree without exchanging messages. The
+// planner never measures its own running time: its limits are node and round budgets.
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,10 +47,16 @@ struct PlannerOptions {
   Roles roles = Roles::Optimize;
   Objective objective = Objective::StepsPerSecond;
   // Branch-and-bound node budget per roles MIP; 0 = automatic: 400000 / n² nodes within
-  // [50, 20000], so that even an exhausted search stays within seconds at 64 peers. Counted in
-  // nodes, not seconds, so the outcome stays deterministic. When exhausted, the best roles found
-  // are used and Plan::roles_exact is false.
+  // [50, 20000]. Counted in nodes, not seconds, so the outcome stays deterministic. When a budget
+  // runs out, the best roles found are used, Plan::roles_exact is false and Plan::roles_gap says
+  // how far from optimal they can be at most.
   std::int64_t max_mip_nodes = 0;
+  // Roles MIPs solved in all (one per step of the search); 0 = automatic (40). Also a
+  // deterministic budget: when it runs out, the plan reports the gap it proved.
+  int max_mips = 0;
+  // Stop the roles search once no roles can beat the plan by more than this relative gap (e.g.
+  // 0.01); the plan then reports the gap it proved. 0 = prove optimality (within 1e-6).
+  double max_gap = 0;
 };
 
 struct PeerPlan {
@@ -60,28 +69,73 @@ struct Plan {
   // averaging_rate with Objective::AveragingOnly. +infinity only for AveragingOnly with a single
   // computing peer.
   double steps_per_s = 0;
-  // min over receivers (computing peers) of Σ_j g_ji / P: full gradients averaged per second.
-  // +infinity when at most one peer computes (nothing to exchange); 0 when nothing can flow.
+  // The LP's averaging rate: min over receivers (computing peers) of Σ_j g_ji / P, full gradients
+  // averaged per second. +infinity when at most one peer computes (nothing to exchange); 0 when
+  // nothing can flow. The LP may return a reducer's span to some receivers only, which no real
+  // all-reduce can do (README.md, "Fractions"), so this can exceed what any split of the
+  // gradient achieves.
   double averaging_rate = 0;
-  double round_time_s = 0;  // P / min_i Σ_j g_ji (= 1/averaging_rate; +infinity when rate is 0)
-  // Σ_j min_i g_ji / P: the rate at which the fractions themselves are averaged when every
-  // receiver gets every reducer's span. Equals averaging_rate except where the LP returns an
-  // upload-poor reducer's output to some receivers only (README.md, "Selective returns").
+  // The achievable averaging rate: rounds per second of a butterfly round with `peers[].fraction`
+  // (every computing peer sends its part of span j to reducer j, which returns the averaged span
+  // to every computing peer), checked against every capacity. <= averaging_rate; equal to it
+  // unless the LP relies on selective returns. +infinity / 0 as averaging_rate.
   double span_averaging_rate = 0;
+  // 1 / span_averaging_rate: the time of one round with these fractions (+infinity when nothing
+  // can be averaged, 0 when nothing needs to be).
+  double round_time_s = 0;
+  // min(Σ s_i c_i / B, span_averaging_rate) (span_averaging_rate alone for AveragingOnly): the
+  // steps per second these roles and fractions deliver.
+  double achievable_steps_per_s = 0;
   std::vector<PeerPlan> peers;
-  std::string solver;       // what was done, e.g. "glpk branch-and-cut on the compact roles ..."
-  bool roles_exact = true;  // whether integral roles came from an exact MIP solve
-  // Rates in bits/s, n×n, [i][j] = from i to j. Diagonal entries are local (free) transfers:
-  // send_rate[j][j] = z_j when j computes and aggregates, return_rate[j][j] = g_jj.
+  std::string solver;       // what was done: the models, MIPs, nodes, and whether roles are exact
+  // Roles::Optimize: whether the roles are proven optimal (steps_per_s_bound == steps_per_s).
+  // Always true with fixed roles.
+  bool roles_exact = true;
+  // A proven upper bound on steps_per_s over every choice of roles, and the relative gap
+  // steps_per_s_bound / steps_per_s − 1 (0 when roles_exact). With fixed roles, steps_per_s.
+  double steps_per_s_bound = 0;
+  double roles_gap = 0;
+  // The executed split, in bits/s, n×n, [i][j] = from i to j: send_rate[i][j] = rate at which
+  // computing i streams its parts of j's span to reducer j, return_rate[j][i] = rate at which
+  // reducer j returns its averaged span to computing i, both span_averaging_rate·P·f_j. Diagonal
+  // entries are local (free) transfers.
   std::vector<std::vector<double>> send_rate;    // a_ij
   std::vector<std::vector<double>> return_rate;  // g_ij
-  // Aggregation rate z_j of every reducer (bits/s; 0 for peers that aggregate nothing).
+  // Aggregation rate of every reducer in that split (bits/s; 0 for peers that aggregate nothing).
   std::vector<double> aggregation_rate;
 };
 
 // Throws std::invalid_argument for an empty peer list, negative, NaN or infinite capacities,
 // NaN or negative pair caps, a pair_caps matrix that is not n×n, a non-positive or non-finite B
-// (StepsPerSecond) or P, and Objective::AveragingOnly with Roles::Optimize.
+// (StepsPerSecond) or P, Objective::AveragingOnly with Roles::Optimize, negative budgets and a
+// negative or non-finite max_gap.
 Plan solve(const PlannerInput& input, const PlannerOptions& options = {});
+
+// Warm start: `previous_roles[i]` says whether peer i computed in the previous plan (one entry per
+// peer of `input`, or empty for none). Those roles seed the search as an incumbent, which makes a
+// re-solve after a peer joins or leaves much faster; the value found is the same (to 1e-6, when
+// neither search runs out of budget). Where several
+// role choices are equally good the one returned can depend on the warm start, so peers that must
+// agree should re-solve from the same previous plan. Also throws std::invalid_argument when
+// previous_roles is neither empty nor one entry per peer.
+Plan solve(const PlannerInput& input, const PlannerOptions& options,
+           const std::vector<bool>& previous_roles);
+
+// Keeps the last plan and warm-starts the next solve from it. Peers are matched across solves by
+// caller-chosen keys (e.g. peer ids), so joins, departures and reordering are all fine.
+class Planner {
+ public:
+  explicit Planner(PlannerOptions options = {}) : options_(options) {}
+
+  // `keys` has one distinct entry per peer of `input` (else std::invalid_argument).
+  Plan solve(const PlannerInput& input, const std::vector<std::uint64_t>& keys);
+  const std::optional<Plan>& last() const { return last_; }
+  void reset();
+
+ private:
+  PlannerOptions options_;
+  std::map<std::uint64_t, bool> roles_;  // key → computed in the last plan
+  std::optional<Plan> last_;
+};
 
 }  // namespace swarmlab::core::planner

@@ -1,231 +1,930 @@
-// Phase 1 without pair caps: choosing the computing peers on the compact (closed-form) model.
+// Phase 1 for Roles::Optimize: which peers compute (README.md, "The roles search").
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <memory>
 #include <numeric>
+#include <optional>
 
 #include "core/planner/glpk_model.h"
 #include "core/planner/lp_model.h"
 
 namespace swarmlab::core::planner::detail {
-
-double consistent_rate(const ScaledProblem& p, const std::vector<bool>& computes) {
-  int m = 0, q = 0;
-  double beta = kInf, computing_reducers = 0, other_reducers = 0;
-  for (int i = 0; i < p.n; ++i) {
-    const double b = p.both(i);
-    if (computes[i]) {
-      ++m;
-      beta = std::min(beta, b);
-      if (p.can_reduce[i]) {
-        ++q;
-        computing_reducers += b;
-      }
-    } else if (p.can_reduce[i]) {
-      other_reducers += b;
-    }
-  }
-  if (m <= 1) return kInf;
-  if (m == 2) return q >= 1 ? beta : std::min(beta, other_reducers / 2);
-  const double md = m;
-  return std::min(beta, (computing_reducers + (md - 2) / md * other_reducers) / (md - 2 + q));
-}
-
 namespace {
 
-// ξ·P/unit for given roles on the compact model: min(compute term, averaging rate).
-double value(const ScaledProblem& p, const std::vector<bool>& computes) {
-  double compute = 0;
-  for (int i = 0; i < p.n; ++i) compute += computes[i] ? p.kappa[i] : 0;
-  return std::min(compute, consistent_rate(p, computes));
-}
+// Improvements smaller than this (relative) are solver noise: the search looks for roles worth
+// at least incumbent·(1 + kBetter), and a bound within it of the incumbent proves optimality.
+constexpr double kBetter = 1e-6;
+// Transport cuts kept per case (each adds a row to its MIP).
+constexpr int kMaxCaseCuts = 40;
 
-// Cheap upper bound on the value of any plan with exactly m computing peers: the m largest κ;
-// the m-th largest b (the slowest computing peer bounds ρ); and the closed form's second term at
-// its best for each possible number q of computing reducers (it grows with Σ b over them).
-double bound_for(int m, const std::vector<double>& kappa_desc, const std::vector<double>& b_desc,
-                 const std::vector<double>& reducer_b_desc, int clients, double all_reducers_b) {
-  double ub = std::accumulate(kappa_desc.begin(), kappa_desc.begin() + m, 0.0);
-  ub = std::min(ub, b_desc[m - 1]);
-  if (m >= 3) {
-    const int q_max = std::min<int>(m, static_cast<int>(reducer_b_desc.size()));
-    const int q_min = std::max(0, m - clients);
-    const double md = m;
-    double best = 0, top = 0;
-    for (int q = 0; q <= q_max; ++q) {
-      if (q > 0) top += reducer_b_desc[q - 1];
-      if (q < q_min) continue;
-      // (Σ_CZ b + (m−2)/m (B_Z − Σ_CZ b)) / (m−2+q) = ((m−2)/m B_Z + 2/m Σ_CZ b) / (m−2+q)
-      best = std::max(best, ((md - 2) / md * all_reducers_b + 2 / md * top) / (md - 2 + q));
-    }
-    ub = std::min(ub, best);
+int count(const std::vector<bool>& v) { return static_cast<int>(std::count(v.begin(), v.end(), true)); }
+
+// Peers i and k are interchangeable: swapping them maps every plan to one of equal value.
+bool identical(const ScaledProblem& p, int i, int k) {
+  if (p.kappa[i] != p.kappa[k] || p.down[i] != p.down[k] || p.up[i] != p.up[k] ||
+      p.can_compute[i] != p.can_compute[k] || p.can_reduce[i] != p.can_reduce[k]) {
+    return false;
   }
-  return ub;
+  if (p.cap.empty()) return true;
+  if (p.pair_cap(i, k) != p.pair_cap(k, i)) return false;
+  for (int m = 0; m < p.n; ++m) {
+    if (m == i || m == k) continue;
+    if (p.pair_cap(i, m) != p.pair_cap(k, m) || p.pair_cap(m, i) != p.pair_cap(m, k)) return false;
+  }
+  return true;
 }
 
-// The compact program for exactly m computing peers (m >= 2), searching only for values >= cut.
-// Per compute-capable reducer i: a span y_i if it computes ((m−2)·y_i + S <= b_i), a span x_i if
-// it does not (m·x_i <= b_i); per compute-capable client: S <= b_i if it computes; peers that
-// cannot compute aggregate b_j/m each. S <= Σ spans, S <= Σ κ c, Σ c = m.
-struct CompactSolve {
-  bool found = false;
-  std::vector<bool> computes;
-  MipOutcome outcome;
+// Values of candidate roles: cheap bounds first (the aggregated form's first solve above, the best
+// consistent split below), the averaging LP exactly only where a decision needs it. Cached.
+class Evaluator {
+ public:
+  explicit Evaluator(const ScaledProblem& p) : p_(p) {}
+
+  struct Range {
+    double lower, upper;  // the averaging LP's ρ lies in [lower, upper]
+  };
+  Range bounds(const std::vector<bool>& computes) {
+    if (auto it = exact_.find(computes); it != exact_.end()) return {it->second, it->second};
+    if (auto it = bounds_.find(computes); it != bounds_.end()) return it->second;
+    ++evaluations_;
+    std::vector<TransportCut> cuts;
+    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/true, &cuts);
+    Range range{r.ok ? r.lower : 0, r.ok ? r.rho : kInf};
+    cuts_[computes] = std::move(cuts);
+    if (r.ok && r.certified) {
+      exact_.emplace(computes, r.rho);
+      return {r.rho, r.rho};
+    }
+    bounds_.emplace(computes, range);
+    return range;
+  }
+
+  double rate(const std::vector<bool>& computes) {
+    if (auto it = exact_.find(computes); it != exact_.end()) return it->second;
+    ++evaluations_;
+    std::vector<TransportCut> cuts;
+    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/false, &cuts);
+    double rho = r.ok ? r.rho : 0;
+    if (!r.ok || !r.certified) rho = reference_averaging_lp(p_, computes).rho;
+    exact_.emplace(computes, rho);
+    cuts_[computes] = std::move(cuts);
+    return rho;
+  }
+  // The transport cuts that bind in the averaging LP of these roles (after rate()).
+  const std::vector<TransportCut>& cuts(const std::vector<bool>& computes) const {
+    static const std::vector<TransportCut> none;
+    const auto it = cuts_.find(computes);
+    return it == cuts_.end() ? none : it->second;
+  }
+
+  double compute(const std::vector<bool>& computes) const {
+    double sum = 0;
+    for (int i = 0; i < p_.n; ++i) sum += computes[i] ? p_.kappa[i] : 0;
+    return sum;
+  }
+  // min(Σ κ c, ρ): ξ·P in scaled units (two or more computing peers).
+  double value(const std::vector<bool>& computes) {
+    return std::min(compute(computes), rate(computes));
+  }
+  // Whether the value is at least `v`, deciding on the bounds where they suffice.
+  bool at_least(const std::vector<bool>& computes, double v) {
+    const double kappa = compute(computes);
+    if (kappa < v) return false;
+    const Range r = bounds(computes);
+    if (r.lower >= v) return true;
+    if (r.upper < v) return false;
+    return rate(computes) >= v;
+  }
+
+  int evaluations() const { return evaluations_; }
+
+ private:
+  const ScaledProblem& p_;
+  std::map<std::vector<bool>, double> exact_;
+  std::map<std::vector<bool>, Range> bounds_;
+  std::map<std::vector<bool>, std::vector<TransportCut>> cuts_;
+  int evaluations_ = 0;
 };
 
-CompactSolve solve_for_m(const ScaledProblem& p, int m, double cut, std::int64_t max_nodes) {
-  const int n = p.n;
-  const double md = m;
-  Model model;
-  const int s = model.col(std::min(cut, 1.0), 1.0, 1.0);
-  std::vector<int> c(n, 0), y(n, 0), x(n, 0);
-  double fixed_spans = 0;
-  for (int i = 0; i < n; ++i) {
-    if (p.can_compute[i]) {
-      c[i] = model.col(0, 1, 0, true);
+// Upper bound on the value of any roles with exactly m computing peers among `eligible`
+// (README.md, "The roles search"): the m largest κ; the m-th largest min(d, u) (every computing
+// peer uploads and downloads at least ρ); and, for m >= 3, the download bound
+// (m − 2 + q)·ρ <= Σ_{computing reducers} d_i + (m−2)/m · Σ_{other reducers} d_i at its best q.
+class CheapBound {
+ public:
+  CheapBound(const ScaledProblem& p, const std::vector<bool>& eligible) {
+    for (int i = 0; i < p.n; ++i) {
+      if (p.can_reduce[i]) all_reducers_d_ += p.down[i];
+      if (!eligible[i]) continue;
+      kappa_.push_back(p.kappa[i]);
+      b_.push_back(p.both(i));
       if (p.can_reduce[i]) {
-        const double y_ub = m > 2 ? std::min(1.0, p.both(i) / (md - 2)) : 1.0;
-        y[i] = model.col(0, y_ub);
-        x[i] = model.col(0, p.both(i) / md);
-      }
-    } else if (p.can_reduce[i]) {
-      fixed_spans += p.both(i) / md;
-    }
-  }
-  const int count = model.row_eq(m);
-  const int compute = model.row_le(0);
-  model.coef(compute, s, 1);
-  const int spans = model.row_le(fixed_spans);
-  model.coef(spans, s, 1);
-  for (int i = 0; i < n; ++i) {
-    if (!c[i]) continue;
-    model.coef(count, c[i], 1);
-    model.coef(compute, c[i], -p.kappa[i]);
-    const double b = p.both(i);
-    if (y[i]) {
-      model.coef(spans, y[i], -1);
-      model.coef(spans, x[i], -1);
-      // c_i = 1: S + (m−2)·y_i <= b_i;  c_i = 0: S <= 1 (y_i = 0 below). b_i <= 1 here.
-      const int r = model.row_le(1);
-      model.coef(r, s, 1);
-      model.coef(r, y[i], md - 2);
-      model.coef(r, c[i], 1 - b);
-      const int ry = model.row_le(0);  // y_i only when computing
-      model.coef(ry, y[i], 1);
-      model.coef(ry, c[i], -(m > 2 ? std::min(1.0, b / (md - 2)) : 1.0));
-      const int rx = model.row_le(b / md);  // x_i only when not computing
-      model.coef(rx, x[i], 1);
-      model.coef(rx, c[i], b / md);
-    } else if (b < 1) {  // a computing client uploads its gradient and downloads the average
-      const int r = model.row_le(1);
-      model.coef(r, s, 1);
-      model.coef(r, c[i], 1 - b);
-    }
-  }
-  // Symmetry breaking: among interchangeable peers, earlier ones compute first.
-  std::vector<int> last_of_class;
-  for (int i = 0; i < n; ++i) {
-    if (!c[i]) continue;
-    bool placed = false;
-    for (int& last : last_of_class) {
-      if (p.kappa[last] == p.kappa[i] && p.both(last) == p.both(i) &&
-          p.can_reduce[last] == p.can_reduce[i]) {
-        const int r = model.row_ge(0);
-        model.coef(r, c[last], 1);
-        model.coef(r, c[i], -1);
-        last = i;
-        placed = true;
-        break;
+        reducer_d_.push_back(p.down[i]);
+      } else {
+        ++clients_;
       }
     }
-    if (!placed) last_of_class.push_back(i);
+    for (auto* v : {&kappa_, &b_, &reducer_d_}) std::sort(v->begin(), v->end(), std::greater<>());
   }
 
-  glp_prob* lp = model.load();
-  glp_scale_prob(lp, GLP_SF_AUTO);
-  CompactSolve out;
-  out.outcome = run_mip(lp, max_nodes);
-  if (!out.outcome.solved) return out;
-  out.found = true;
-  out.computes.assign(n, false);
-  for (int i = 0; i < n; ++i) {
-    if (c[i]) out.computes[i] = glp_mip_col_val(lp, c[i]) > 0.5;
+  int eligible() const { return static_cast<int>(b_.size()); }
+
+  double operator()(int m) const {
+    if (m > eligible()) return -kInf;
+    double ub = std::accumulate(kappa_.begin(), kappa_.begin() + m, 0.0);
+    ub = std::min(ub, b_[m - 1]);
+    if (m >= 3) {
+      const int q_max = std::min<int>(m, static_cast<int>(reducer_d_.size()));
+      const int q_min = std::max(0, m - clients_);
+      const double md = m;
+      double best = 0, top = 0;
+      for (int q = 0; q <= q_max; ++q) {
+        if (q > 0) top += reducer_d_[q - 1];
+        if (q < q_min) continue;
+        best = std::max(best, ((md - 2) / md * all_reducers_d_ + 2 / md * top) / (md - 2 + q));
+      }
+      ub = std::min(ub, best);
+    }
+    return ub;
   }
-  return out;
-}
+
+ private:
+  std::vector<double> kappa_, b_, reducer_d_;
+  int clients_ = 0;
+  double all_reducers_d_ = 0;
+};
+
+struct MipSolve {
+  MipOutcome outcome;
+  std::vector<bool> computes;
+  double value = 0;  // the program's ρ at its solution
+};
+
+// The roles program for exactly m computing peers among `eligible`, looking only for plans with
+// ρ >= cut (README.md, "The roles search"). It is the aggregated averaging model with the roles
+// as binaries: products of a role and a rate are linearised (exactly, for integral roles), so
+// for integral roles it equals the averaging LP up to the transport cuts found so far.
+// The roles program of one case: exactly m computing peers among `eligible`, looking only for
+// plans with ρ >= cut (README.md, "The roles search"). It is the aggregated averaging model with
+// the roles as binaries: products of a role and a rate are linearised (exactly, for integral
+// roles), so for integral roles it equals the averaging LP up to the transport cuts it has. Kept
+// across the case's steps: a higher cut, exclusions and cuts are added to the loaded problem,
+// and each solve restarts the simplex from the previous relaxation's basis.
+class CaseMip {
+ public:
+  CaseMip(const ScaledProblem& p, int m, double cut, const std::vector<bool>& eligible,
+          const std::vector<std::vector<int>>& regions, const std::vector<double>& span_cap)
+      : n_(p.n), m_(m) {
+    Model& model = model_;
+    const int n = p.n;
+    const double md = m;
+    auto E = [&](int i) { return static_cast<bool>(eligible[i]); };
+    auto R = [&](int i) { return static_cast<bool>(p.can_reduce[i]); };
+
+    std::vector<double> zub(n, 0);
+    double zsum = 0;
+    for (int j = 0; j < n; ++j) {
+      if (!R(j)) continue;
+      double best = 0;  // some computing k ≠ j sends j's parts at z_j
+      for (int k = 0; k < n; ++k) {
+        if (k != j && E(k)) best = std::max(best, std::min(p.up[k], p.pair_cap(k, j)));
+      }
+      // A reducer that cannot compute only returns its span: WLOG no larger than its widest pair to
+      // a receiver.
+      double widest = E(j) ? kInf : 0;
+      for (int i = 0; i < n && widest < kInf; ++i) {
+        if (i != j && E(i)) widest = std::max(widest, p.pair_cap(j, i));
+      }
+      zub[j] = std::max(0.0, std::min({1.0, p.down[j] / (md - 1), best, span_cap[j], widest}));
+      zsum += zub[j];
+    }
+    double zmax = 0;  // Z − z_k <= u_k for every computing k
+    for (int k = 0; k < n; ++k) {
+      if (E(k)) zmax = std::max(zmax, p.up[k] + zub[k]);
+    }
+    const double zub_all = std::min(zsum, zmax);
+
+    const int rho = model.col(std::min(cut, 1.0), 1.0, 1.0);
+    std::vector<int> c(n, 0), z(n, 0), y(n, 0), G(n, 0), h(n, 0), A(n, 0);
+    for (int i = 0; i < n; ++i) {
+      if (E(i)) c[i] = model.col(0, 1, 0, /*binary=*/true);
+    }
+    for (int j = 0; j < n; ++j) {
+      if (!R(j)) continue;
+      z[j] = model.col(0, zub[j]);
+      if (E(j)) y[j] = model.col(0, zub[j]);  // c_j·z_j
+      h[j] = model.col(0, std::min(p.up[j], md * zub[j]));
+    }
+    for (int i = 0; i < n; ++i) {
+      if (!E(i)) continue;
+      G[i] = model.col(0, std::min(1.0, p.down[i]));
+      A[i] = model.col(0, p.up[i]);  // c_i·(Z − z_i): i's parts of the other spans
+    }
+    const int Z = model.col(0, zub_all);
+
+    {
+      const int r = model.row_eq(m);
+      for (int i = 0; i < n; ++i) {
+        if (c[i]) model.coef(r, c[i], 1);
+      }
+    }
+    if (p.compute_term) {  // ρ <= Σ κ c
+      const int r = model.row_le(0);
+      model.coef(r, rho, 1);
+      for (int i = 0; i < n; ++i) {
+        if (c[i]) model.coef(r, c[i], -p.kappa[i]);
+      }
+    }
+    {
+      const int r = model.row_eq(0);
+      model.coef(r, Z, 1);
+      for (int j = 0; j < n; ++j) {
+        if (z[j]) model.coef(r, z[j], -1);
+      }
+    }
+    {  // ρ <= Z: a computing receiver gets at most every span
+      const int r = model.row_le(0);
+      model.coef(r, rho, 1);
+      model.coef(r, Z, -1);
+    }
+    {
+      // The per-peer rows below hold only when c_i = 1; over the m computing peers on average they
+      // read m·ρ <= Σ c_i·min(d_i, u_i) and m·ρ <= Σ (y_i + G_i), which stay strong when the roles
+      // are fractional.
+      const int rb = model.row_le(0);
+      const int rg = model.row_le(0);
+      model.coef(rb, rho, md);
+      model.coef(rg, rho, md);
+      for (int i = 0; i < n; ++i) {
+        if (!E(i)) continue;
+        model.coef(rb, c[i], -std::min(1.0, p.both(i)));
+        model.coef(rg, G[i], -1);
+        if (y[i]) model.coef(rg, y[i], -1);
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      if (!E(i)) continue;
+      const double b = p.both(i);
+      if (b < 1) {  // a computing peer uploads and downloads at least ρ
+        const int r = model.row_le(1);
+        model.coef(r, rho, 1);
+        model.coef(r, c[i], 1 - b);
+      }
+      {  // receiver: ρ <= z_i + G_i when computing (ρ <= 1 otherwise)
+        const int r = model.row_le(1);
+        model.coef(r, rho, 1);
+        model.coef(r, G[i], -1);
+        if (z[i]) model.coef(r, z[i], -1);
+        model.coef(r, c[i], 1);
+      }
+      {  // only computing peers receive
+        const int r = model.row_le(0);
+        model.coef(r, G[i], 1);
+        model.coef(r, c[i], -std::min(1.0, p.down[i]));
+      }
+      {  // G_i <= Σ_{j≠i} z_j
+        const int r = model.row_le(0);
+        model.coef(r, G[i], 1);
+        model.coef(r, Z, -1);
+        if (z[i]) model.coef(r, z[i], 1);
+      }
+      {  // with ρ >= cut: a computing i receives cut − z_i from the others and uploads at least as
+         // much in parts (Z − z_i >= ρ − z_i): G_i + y_i >= cut·c_i, A_i + y_i >= cut·c_i
+        int r = model.row_ge(0);
+        model.coef(r, G[i], 1);
+        if (y[i]) model.coef(r, y[i], 1);
+        model.coef(r, c[i], -std::min(cut, 1.0));
+        r = model.row_ge(0);
+        model.coef(r, A[i], 1);
+        if (y[i]) model.coef(r, y[i], 1);
+        model.coef(r, c[i], -std::min(cut, 1.0));
+      }
+      {  // A_i >= Z − z_i − Zmax·(1 − c_i)
+        const int r = model.row_ge(-zub_all);
+        model.coef(r, A[i], 1);
+        model.coef(r, Z, -1);
+        if (z[i]) model.coef(r, z[i], 1);
+        model.coef(r, c[i], -zub_all);
+      }
+    }
+    for (int j = 0; j < n; ++j) {
+      if (!R(j)) continue;
+      {  // download: m − c_j parts of j's span, and returns when j computes
+        const int r = model.row_le(p.down[j]);
+        model.coef(r, z[j], md);
+        if (y[j]) model.coef(r, y[j], -1);
+        if (G[j]) model.coef(r, G[j], 1);
+      }
+      {  // upload: parts when j computes, and returns
+        const int r = model.row_le(p.up[j]);
+        if (A[j]) model.coef(r, A[j], 1);
+        model.coef(r, h[j], 1);
+      }
+      {  // h_j <= (m − c_j)·z_j
+        const int r = model.row_le(0);
+        model.coef(r, h[j], 1);
+        model.coef(r, z[j], -md);
+        if (y[j]) model.coef(r, y[j], 1);
+      }
+      if (y[j]) {  // y_j = c_j·z_j
+        int r = model.row_le(0);
+        model.coef(r, y[j], 1);
+        model.coef(r, z[j], -1);
+        r = model.row_le(0);
+        model.coef(r, y[j], 1);
+        model.coef(r, c[j], -zub[j]);
+        r = model.row_ge(-zub[j]);
+        model.coef(r, y[j], 1);
+        model.coef(r, z[j], -1);
+        model.coef(r, c[j], -zub[j]);
+      }
+    }
+    {  // returns received = returns sent
+      const int r = model.row_le(0);
+      for (int i = 0; i < n; ++i) {
+        if (G[i]) model.coef(r, G[i], 1);
+        if (h[i]) model.coef(r, h[i], -1);
+      }
+    }
+    for (const auto& region : regions) {  // every region of this case has a computing peer
+      const int r = model.row_ge(1);
+      for (int k : region) {
+        if (c[k]) model.coef(r, c[k], 1);
+      }
+    }
+    // A computing k streams j's parts at z_j over the pair k → j.
+    if (!p.cap.empty()) {
+      for (int k = 0; k < n; ++k) {
+        if (!E(k)) continue;
+        for (int j = 0; j < n; ++j) {
+          if (j == k || !z[j]) continue;
+          const double t = p.pair_cap(k, j);
+          if (!(t < zub[j])) continue;
+          const int r = model.row_le(zub[j]);
+          model.coef(r, z[j], 1);
+          model.coef(r, c[k], zub[j] - t);
+        }
+      }
+    }
+    // Capped pairs (README.md, "The roles search"): σ_ji is what reducer j can return to computing
+    // i over a capped pair: σ_ji <= z_j, σ_ji <= t_ji − c_j·z_i (j's parts of i's span share the
+    // pair), σ_ji = 0 unless i computes. A receiver gets at most its uncapped spans and its σ.
+    // Receivers are also grouped by which reducers reach them through a capped pair (with regional
+    // caps, a region's receivers): what a group receives from reducer j is at most h_j and at most
+    // Σ σ_ji over the group's capped pairs (a transport cut for the group).
+    std::vector<std::vector<int>> sigma(n);
+    auto sig = [&](int j, int i) { return sigma[j].empty() ? 0 : sigma[j][i]; };
+    // What reducer j can return to the receivers T: σ_ji on a capped pair and z_j otherwise
+    // (counted whether or not i computes: exact when all of T computes, valid always).
+    auto returns_bound = [&](int j, const std::vector<int>& T, std::vector<std::pair<int, double>>* terms) {
+      int spans = 0;
+      for (int i : T) {
+        if (i == j) continue;
+        if (sig(j, i)) {
+          terms->emplace_back(sig(j, i), -1.0);
+        } else {
+          ++spans;
+        }
+      }
+      if (spans) terms->emplace_back(z[j], -spans);
+    };
+    // H_j: what j returns to T, at most h_j, the bound above, and zub_j per computing receiver.
+    auto add_returns_column = [&](int j, const std::vector<int>& T,
+                                  const std::vector<std::pair<int, double>>& terms,
+                                  std::vector<std::pair<int, double>>* main) {
+      const int H = model.col(0, std::min(p.up[j], md * zub[j]));
+      main->emplace_back(H, -1.0);
+      int r = model.row_le(0);
+      model.coef(r, H, 1);
+      model.coef(r, h[j], -1);
+      r = model.row_le(0);
+      model.coef(r, H, 1);
+      for (const auto& [col, v] : terms) model.coef(r, col, v);
+      r = model.row_le(0);
+      model.coef(r, H, 1);
+      bool any = false;
+      for (int i : T) {
+        if (i != j && c[i]) {
+          model.coef(r, c[i], -zub[j]);
+          any = true;
+        }
+      }
+      if (!any) model.set_row_hi(r, 0);
+    };
+    if (!p.cap.empty()) {
+      for (int j = 0; j < n; ++j) {
+        if (!z[j]) continue;
+        for (int i = 0; i < n; ++i) {
+          if (i == j || !G[i]) continue;
+          const double t = p.pair_cap(j, i);
+          if (!(t < zub[j] + (c[j] && z[i] ? zub[i] : 0))) continue;  // can never bind
+          if (sigma[j].empty()) sigma[j].assign(n, 0);
+          const int col = model.col(0, std::min(t, zub[j]));
+          sigma[j][i] = col;
+          int r = model.row_le(0);
+          model.coef(r, col, 1);
+          model.coef(r, z[j], -1);
+          r = model.row_le(0);
+          model.coef(r, col, 1);
+          model.coef(r, c[i], -std::min(t, zub[j]));
+          if (c[j] && z[i]) {  // σ_ji + z_i <= t_ji + zub_i·(1 − c_j)
+            r = model.row_le(t + zub[i]);
+            model.coef(r, col, 1);
+            model.coef(r, z[i], 1);
+            model.coef(r, c[j], zub[i]);
+          }
+        }
+      }
+      std::map<std::vector<int>, std::vector<int>> groups;
+      int receivers = 0;
+      for (int i = 0; i < n; ++i) {
+        if (!G[i]) continue;
+        ++receivers;
+        std::vector<int> from;
+        for (int j = 0; j < n; ++j) {
+          if (j != i && sig(j, i)) from.push_back(j);
+        }
+        if (from.empty()) continue;
+        groups[from].push_back(i);
+        // G_i <= Σ_{uncapped j} z_j + Σ_{capped j} σ_ji
+        const int r = model.row_le(0);
+        model.coef(r, G[i], 1);
+        for (int j = 0; j < n; ++j) {
+          if (j == i || !z[j]) continue;
+          model.coef(r, sig(j, i) ? sig(j, i) : z[j], -1);
+        }
+      }
+      for (const auto& [from, members] : groups) {
+        if (members.size() < 2 || static_cast<int>(members.size()) == receivers) continue;
+        std::vector<std::pair<int, double>> main;
+        for (int i : members) main.emplace_back(G[i], 1.0);
+        // Reducers that reach every member through a capped pair: H_j <= h_j, Σ σ_ji.
+        // The others (with regional caps, the group's own region): together at most their uploads
+        // and at most Σ_{i∈g computing} Σ_{j≠i} z_j = Σ_{i∈g} (c_i·Z_g − c_i·z_i), Z_g their spans;
+        // c_i·Z_g is linearised with W_i <= Z_g, W_i <= c_i·max Z_g.
+        std::vector<int> direct;
+        for (int j = 0; j < n; ++j) {
+          if (!z[j]) continue;
+          bool capped_to_all = true;
+          for (int i : members) capped_to_all = capped_to_all && (i == j || sig(j, i));
+          if (!capped_to_all) {
+            direct.push_back(j);
+            continue;
+          }
+          std::vector<std::pair<int, double>> terms;
+          returns_bound(j, members, &terms);
+          if (!terms.empty()) add_returns_column(j, members, terms, &main);
+        }
+        if (!direct.empty()) {
+          const int Zg = model.col(0, kInf);
+          double zg_max = 0;
+          int r = model.row_eq(0);
+          model.coef(r, Zg, 1);
+          for (int j : direct) {
+            model.coef(r, z[j], -1);
+            zg_max += zub[j];
+          }
+          const int Hg = model.col(0, kInf);  // returns of the direct reducers to the group
+          main.emplace_back(Hg, -1.0);
+          r = model.row_le(0);  // Hg <= Σ h_j
+          model.coef(r, Hg, 1);
+          for (int j : direct) model.coef(r, h[j], -1);
+          const int rs = model.row_le(0);  // Hg <= Σ_{i∈g} (W_i − y_i)
+          model.coef(rs, Hg, 1);
+          for (int i : members) {
+            const int W = model.col(0, zg_max);
+            model.coef(rs, W, -1);
+            if (y[i]) {
+              bool i_direct = std::find(direct.begin(), direct.end(), i) != direct.end();
+              if (i_direct) model.coef(rs, y[i], 1);
+            }
+            int rw = model.row_le(0);
+            model.coef(rw, W, 1);
+            model.coef(rw, Zg, -1);
+            rw = model.row_le(0);
+            model.coef(rw, W, 1);
+            model.coef(rw, c[i], -zg_max);
+          }
+        }
+        const int r = model.row_le(0);
+        for (const auto& [col, v] : main) model.coef(r, col, v);
+      }
+    }
+    // Symmetry breaking: among interchangeable peers, earlier ones compute first.
+    std::vector<int> last_of_class;
+    for (int i = 0; i < n; ++i) {
+      if (!c[i]) continue;
+      bool placed = false;
+      for (int& last : last_of_class) {
+        if (identical(p, last, i)) {
+          const int r = model.row_ge(0);
+          model.coef(r, c[last], 1);
+          model.coef(r, c[i], -1);
+          last = i;
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) last_of_class.push_back(i);
+    }
+
+    lp_ = model.load();
+    glp_scale_prob(lp_, GLP_SF_AUTO);
+    rho_ = rho;
+    c_ = std::move(c);
+    z_ = std::move(z);
+    y_ = std::move(y);
+    G_ = std::move(G);
+    h_ = std::move(h);
+    sigma_ = std::move(sigma);
+    for (int i = 0; i < n; ++i) {
+      if (G_[i]) everyone_.push_back(i);
+    }
+  }
+  CaseMip(const CaseMip&) = delete;
+  CaseMip& operator=(const CaseMip&) = delete;
+
+  // A higher cut: ρ's lower bound, and peers no longer eligible cannot compute. (Rows written
+  // for the old cut stay valid, only weaker.)
+  void tighten(double cut, const std::vector<bool>& eligible) {
+    Model::set_col_bounds(lp_, rho_, std::min(cut, 1.0), 1.0);
+    for (int i = 0; i < n_; ++i) {
+      if (c_[i] && !eligible[i]) glp_set_col_bnds(lp_, c_[i], GLP_FX, 0.0, 0.0);
+    }
+  }
+
+  // Roles known not to beat the cut.
+  void exclude(const std::vector<bool>& roles) {
+    std::vector<std::pair<int, double>> terms;
+    for (int i = 0; i < n_; ++i) {
+      if (roles[i] && c_[i]) terms.emplace_back(c_[i], 1.0);
+    }
+    Model::add_row_le(lp_, terms, m_ - 1);
+  }
+
+  // A transport cut the averaging LP needed for roles this program overrated, with what pair
+  // j → i can return taken as σ_ji on a capped pair and z_j otherwise (counted whether or not i
+  // computes: exact for those roles, valid for all).
+  void add(const TransportCut& tc) {
+    std::map<int, double> row;
+    if (tc.returner >= 0) {  // h_j <= Σ over every receiver that might compute here
+      if (!z_[tc.returner]) return;
+      row[h_[tc.returner]] += 1;
+      returns_bound(tc.returner, everyone_, &row);
+    } else {
+      // Σ_T G_i <= Σ_{j in uploaders} h_j + Σ_{other j} Σ_{i∈T} (σ_ji or z_j)
+      bool any = false;
+      for (int i : tc.receivers) {
+        if (!G_[i]) continue;
+        row[G_[i]] += 1;
+        any = true;
+      }
+      if (!any) return;
+      std::vector<bool> uploader(n_, false);
+      for (int j : tc.uploaders) uploader[j] = true;
+      for (int j = 0; j < n_; ++j) {
+        if (!z_[j]) continue;
+        if (uploader[j]) {
+          row[h_[j]] -= 1;
+        } else {
+          returns_bound(j, tc.receivers, &row);
+        }
+      }
+    }
+    std::vector<std::pair<int, double>> terms;
+    for (const auto& [col, v] : row) {
+      if (v != 0) terms.emplace_back(col, v);
+    }
+    Model::add_row_le(lp_, terms, 0);
+  }
+
+  MipSolve solve(std::int64_t max_nodes) {
+    MipSolve out;
+    const int rows = glp_get_num_rows(lp_), cols = glp_get_num_cols(lp_);
+    const bool warm = !row_stat_.empty();
+    if (warm) {  // the last relaxation's basis; rows added since are basic
+      for (int r = 1; r <= rows; ++r) {
+        glp_set_row_stat(lp_, r, r < static_cast<int>(row_stat_.size()) ? row_stat_[r] : GLP_BS);
+      }
+      for (int col = 1; col <= cols; ++col) glp_set_col_stat(lp_, col, col_stat_[col]);
+    }
+    out.outcome = run_mip(lp_, max_nodes, warm, [&] {
+      row_stat_.assign(rows + 1, GLP_BS);
+      col_stat_.assign(cols + 1, GLP_NL);
+      for (int r = 1; r <= rows; ++r) row_stat_[r] = glp_get_row_stat(lp_, r);
+      for (int col = 1; col <= cols; ++col) col_stat_[col] = glp_get_col_stat(lp_, col);
+    });
+    if (!out.outcome.solved) return out;
+    out.value = glp_mip_col_val(lp_, rho_);
+    out.computes.assign(n_, false);
+    for (int i = 0; i < n_; ++i) {
+      if (c_[i]) out.computes[i] = glp_mip_col_val(lp_, c_[i]) > 0.5;
+    }
+    return out;
+  }
+
+ private:
+  int sig(int j, int i) const { return sigma_[j].empty() ? 0 : sigma_[j][i]; }
+  // What reducer j can return to the receivers T, as terms of an upper bound (<= form).
+  void returns_bound(int j, const std::vector<int>& T, std::map<int, double>* row) const {
+    int spans = 0;
+    for (int i : T) {
+      if (i == j) continue;
+      if (sig(j, i)) {
+        (*row)[sig(j, i)] -= 1;
+      } else {
+        ++spans;
+      }
+    }
+    if (spans) (*row)[z_[j]] -= spans;
+  }
+
+  int n_, m_;
+  Model model_;
+  glp_prob* lp_ = nullptr;
+  int rho_ = 0;
+  std::vector<int> c_, z_, y_, G_, h_;
+  std::vector<std::vector<int>> sigma_;
+  std::vector<int> everyone_;
+  std::vector<int> row_stat_, col_stat_;
+};
 
 }  // namespace
 
-RolesResult solve_roles_compact(const ScaledProblem& p, std::int64_t max_nodes) {
+RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits,
+                         const std::vector<bool>& hint) {
   TermOff quiet;
   const int n = p.n;
+  RolesResult res;
   std::vector<int> capable;
   for (int i = 0; i < n; ++i) {
     if (p.can_compute[i]) capable.push_back(i);
   }
   const int k = static_cast<int>(capable.size());
-  RolesResult res;
-  res.exact = true;
-  if (k < 2) return res;
+  if (k < 2) {
+    res.exact = true;
+    return res;
+  }
+  const std::int64_t nodes =
+      limits.max_mip_nodes > 0
+          ? limits.max_mip_nodes
+          : std::clamp<std::int64_t>(400000 / (static_cast<std::int64_t>(n) * n), 50, 20000);
+  // MIP solves in all (each after the last one's roles were checked): a deterministic budget.
+  const int max_mips = limits.max_mips > 0 ? limits.max_mips : 40;
 
-  // Incumbent: remove, one at a time, the peer whose removal helps most (O(n³) closed forms).
-  std::vector<bool> current = p.can_compute;
-  res.computes = current;
-  res.rho = value(p, current);
-  for (int left = k; left > 2; --left) {
-    int drop = -1;
-    double drop_value = -1;
-    for (int i : capable) {
-      if (!current[i]) continue;
-      current[i] = false;
-      const double v = value(p, current);
-      current[i] = true;
-      if (v > drop_value) {
-        drop_value = v;
-        drop = i;
+  Evaluator ev(p);
+  auto consider = [&](const std::vector<bool>& roles) {
+    if (count(roles) < 2) return;
+    if (!ev.at_least(roles, res.value) || ev.value(roles) <= res.value) return;
+    res.value = ev.value(roles);  // ties keep the earlier candidate
+    res.computes = roles;
+  };
+
+  // Incumbents. With a warm start, the previous roles (usually optimal or nearly so after one
+  // peer joins or leaves). Otherwise every compute-capable peer, then nested sets by bandwidth:
+  // the k peers with the largest min(d, u). Along that chain Σκ grows and the averaging rate
+  // falls (more computing peers never average faster), so the best of them is where the two
+  // cross: a binary search.
+  std::vector<bool> warm(n, false);
+  int warm_count = 0;
+  if (static_cast<int>(hint.size()) == n) {
+    for (int i = 0; i < n; ++i) {
+      warm[i] = hint[i] && p.can_compute[i];
+      warm_count += warm[i] ? 1 : 0;
+    }
+  }
+  auto keeps_up = [&](const std::vector<bool>& roles) {
+    const double kappa = ev.compute(roles);
+    const Evaluator::Range r = ev.bounds(roles);
+    return kappa <= r.lower || (kappa <= r.upper && kappa <= ev.rate(roles));
+  };
+  if (warm_count < 2 || warm == p.can_compute) {
+    // Every compute-capable peer computing is optimal when averaging keeps up with all of them:
+    // no role choice beats Σκ (κ_i < 1 here, as ρ <= 1).
+    if (keeps_up(p.can_compute)) {
+      res.computes = p.can_compute;
+      res.value = ev.compute(res.computes);
+      res.rate = ev.rate(res.computes);
+      res.bound = res.value;
+      res.exact = res.everyone = true;
+      res.evaluations = ev.evaluations();
+      return res;
+    }
+  }
+  if (warm_count >= 2) {
+    consider(warm);
+    res.warm = true;
+  } else {
+    consider(p.can_compute);
+    std::vector<int> order = capable;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return p.both(a) > p.both(b); });
+    auto prefix = [&](int size) {
+      std::vector<bool> roles(n, false);
+      for (int t = 0; t < size; ++t) roles[order[t]] = true;
+      return roles;
+    };
+    int lo = 2, hi = k;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (keeps_up(prefix(mid))) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
       }
     }
-    current[drop] = false;
-    if (drop_value > res.rho) {
-      res.rho = drop_value;
-      res.computes = current;
-    }
+    consider(prefix(lo));
+    if (lo < k) consider(prefix(lo + 1));
   }
 
-  // Exactness: every m whose bound beats the incumbent gets a MIP that only accepts better plans.
-  std::vector<double> kappa_desc, b_desc, reducer_b_desc;
-  int clients = 0;
-  double all_reducers_b = 0;
-  for (int i = 0; i < n; ++i) {
-    if (p.can_reduce[i]) all_reducers_b += p.both(i);
-    if (!p.can_compute[i]) continue;
-    kappa_desc.push_back(p.kappa[i]);
-    b_desc.push_back(p.both(i));
-    if (p.can_reduce[i]) {
-      reducer_b_desc.push_back(p.both(i));
+  // Proof: one program per number m of computing peers whose bound can beat the incumbent, each
+  // looking only for better roles. A solution is checked on the averaging LP; if the program
+  // overrated it, the transport cuts found by that check (or, failing that, excluding exactly
+  // those roles) make the next solve tighter.
+  std::vector<std::vector<bool>> excluded;
+  const double better = std::max(kBetter, limits.gap);
+  auto cut_of = [&] { return res.value * (1 + better); };
+  auto eligible_for = [&](double cut) {
+    std::vector<bool> e(n, false);
+    for (int i : capable) e[i] = p.both(i) >= cut;
+    return e;
+  };
+  // With pair caps, peers are grouped into regions by where their caps go (peers that cap the
+  // same destinations), and every program also fixes which regions have a computing peer: each
+  // such region's caps then bound the spans of the reducers it reaches (z_j <= t_kj for some
+  // computing k), a hard bound where the plain program only has a big-M one.
+  std::vector<std::vector<int>> regions;
+  if (!p.cap.empty()) {
+    std::map<std::vector<int>, std::vector<int>> by_pattern;
+    for (int k : capable) {
+      std::vector<int> to;
+      for (int j = 0; j < n; ++j) {
+        if (j != k && p.pair_cap(k, j) != kInf) to.push_back(j);
+      }
+      by_pattern[to].push_back(k);
+    }
+    for (auto& [to, members] : by_pattern) regions.push_back(members);
+    std::sort(regions.begin(), regions.end());
+  }
+  if (regions.size() < 2 || regions.size() > 4) regions.clear();
+  struct Case {
+    int m;
+    unsigned mask;  // regions with a computing peer (0: no split)
+    double bound = -kInf;
+  };
+  // What a case's programs and bounds need, for one cut: the eligible peers of its regions, the
+  // regions' members, the span caps those regions impose, and the cheap bound's sorted lists.
+  struct Scope {
+    bool empty = false;  // some region of the case has no eligible peer
+    std::vector<bool> eligible;
+    std::vector<std::vector<int>> active;
+    std::vector<double> span_cap;
+    std::optional<CheapBound> cheap;
+  };
+  std::map<unsigned, Scope> scopes;
+  double scopes_cut = -1;
+  auto scope_of = [&](unsigned mask, double cut) -> const Scope& {
+    if (cut != scopes_cut) {
+      scopes.clear();
+      scopes_cut = cut;
+    }
+    if (auto it = scopes.find(mask); it != scopes.end()) return it->second;
+    Scope sc;
+    sc.eligible = eligible_for(cut);
+    sc.span_cap.assign(n, kInf);
+    if (mask) {
+      std::vector<bool> inside(n, false);
+      for (std::size_t g = 0; g < regions.size() && !sc.empty; ++g) {
+        if (!(mask >> g & 1u)) continue;
+        std::vector<int> members;
+        for (int i : regions[g]) {
+          inside[i] = true;
+          if (sc.eligible[i]) members.push_back(i);
+        }
+        if (members.empty()) sc.empty = true;
+        for (int j = 0; j < n; ++j) {  // some member computes and streams j's parts over its cap
+          if (!p.can_reduce[j]) continue;
+          double widest = 0;
+          for (int k : members) {
+            widest = k == j ? kInf : std::max(widest, p.pair_cap(k, j));
+          }
+          sc.span_cap[j] = std::min(sc.span_cap[j], widest);
+        }
+        sc.active.push_back(std::move(members));
+      }
+      for (int i = 0; i < n; ++i) sc.eligible[i] = sc.eligible[i] && inside[i];
+    }
+    sc.cheap.emplace(p, sc.eligible);
+    return scopes.emplace(mask, std::move(sc)).first->second;
+  };
+  auto case_bound = [&](const Case& cs, double cut) {
+    const Scope& sc = scope_of(cs.mask, cut);
+    if (sc.empty || static_cast<int>(sc.active.size()) > cs.m) return -kInf;
+    const double b = (*sc.cheap)(cs.m);
+    // ρ <= Σ_j z_j: every receiver gets at most the spans, each at most 1 (WLOG z_j <= ρ), its
+    // download over m − 1 senders, and the caps of this case.
+    double spans = 0;
+    for (int j = 0; j < n; ++j) {
+      if (p.can_reduce[j]) spans += std::min({1.0, p.down[j] / (cs.m - 1), sc.span_cap[j]});
+    }
+    return std::min(b, spans);
+  };
+  std::vector<Case> cases;
+  {
+    const unsigned masks = regions.empty() ? 1u : (1u << regions.size());
+    for (int m = 2; m <= k; ++m) {
+      for (unsigned mask = regions.empty() ? 0u : 1u; mask < masks; ++mask) {
+        Case cs{m, mask};
+        cs.bound = case_bound(cs, cut_of());
+        if (cs.bound > cut_of()) cases.push_back(cs);
+      }
+    }
+    std::stable_sort(cases.begin(), cases.end(),
+                     [](const Case& a, const Case& b) { return a.bound > b.bound; });
+  }
+  // Best first: always work on the open case with the highest bound, one MIP at a time, so that
+  // the best roles turn up early and raise the cut for every other case. A case is closed once
+  // its MIP finds nothing above the cut; each MIP's optimum bounds its case from then on.
+  struct Open {
+    std::vector<TransportCut> cuts;  // transport cuts its overrated roles needed
+    bool closed = false;
+    std::unique_ptr<CaseMip> mip;
+    std::size_t cuts_in = 0, excluded_in = 0;  // how many of each the loaded MIP has
+  };
+  std::vector<Open> state(cases.size());
+  int budget = max_mips;
+  for (;;) {
+    std::size_t pick = cases.size();
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      if (state[c].closed) continue;
+      if (!(cases[c].bound > cut_of())) {
+        state[c].closed = true;  // proven: no such roles beat the incumbent
+        state[c].mip.reset();
+        cases[c].bound = -kInf;
+        continue;
+      }
+      if (pick == cases.size() || cases[c].bound > cases[pick].bound) pick = c;
+    }
+    if (pick == cases.size() || budget <= 0) break;
+    Case& cs = cases[pick];
+    Open& st = state[pick];
+    const double cut = cut_of();
+    const double cheap = case_bound(cs, cut);
+    cs.bound = std::min(cs.bound, cheap);
+    if (!(cheap > cut)) continue;
+    --budget;
+    const Scope& sc = scope_of(cs.mask, cut);
+    if (!st.mip) {
+      st.mip = std::make_unique<CaseMip>(p, cs.m, cut, sc.eligible, sc.active, sc.span_cap);
     } else {
-      ++clients;
+      st.mip->tighten(cut, sc.eligible);
     }
-  }
-  for (auto* v : {&kappa_desc, &b_desc, &reducer_b_desc})
-    std::sort(v->begin(), v->end(), std::greater<>());
-
-  constexpr double kBetter = 1 + 1e-7;  // improvements smaller than this are solver noise
-  for (int m = k; m >= 2; --m) {
-    if (bound_for(m, kappa_desc, b_desc, reducer_b_desc, clients, all_reducers_b) <=
-        res.rho * kBetter) {
+    for (; st.cuts_in < st.cuts.size(); ++st.cuts_in) st.mip->add(st.cuts[st.cuts_in]);
+    for (; st.excluded_in < excluded.size(); ++st.excluded_in) {
+      if (count(excluded[st.excluded_in]) == cs.m) st.mip->exclude(excluded[st.excluded_in]);
+    }
+    const MipSolve got = st.mip->solve(nodes);
+    ++res.mips;
+    res.nodes += got.outcome.nodes;
+    if (got.outcome.infeasible) {
+      st.closed = true;
+      st.mip.reset();
+      cs.bound = -kInf;
       continue;
     }
-    const CompactSolve got = solve_for_m(p, m, res.rho * kBetter, max_nodes);
-    res.nodes += got.outcome.nodes;
-    ++res.mips;
-    res.exact = res.exact && got.outcome.optimal;
-    if (!got.found) continue;
-    const double v = value(p, got.computes);
-    if (v > res.rho) {
-      res.rho = v;
-      res.computes = got.computes;
+    // The program's optimum (or its best node when the node budget ran out) bounds every such
+    // plan it has not excluded.
+    cs.bound = std::min(cs.bound, got.outcome.optimal ? got.value : got.outcome.bound);
+    if (!got.outcome.solved) {
+      st.closed = true;  // no solution within its node budget: keep the bound
+      continue;
     }
+    if (ev.at_least(got.computes, cut)) {
+      res.value = ev.value(got.computes);
+      res.computes = got.computes;
+      continue;
+    }
+    // The program overrated these roles (its transport cuts are not all of the LP's): exclude
+    // them, add the cuts their LP needed (which may rule out their like too), and look again.
+    excluded.push_back(got.computes);
+    for (const TransportCut& tc : ev.cuts(got.computes)) {
+      bool dup = static_cast<int>(st.cuts.size()) >= kMaxCaseCuts;
+      for (const TransportCut& have : st.cuts) {
+        dup = dup || (have.returner == tc.returner && have.receivers == tc.receivers);
+      }
+      if (!dup) st.cuts.push_back(tc);
+    }
+    if (!got.outcome.optimal) st.closed = true;  // node budget spent: keep its bound
   }
+  // A case proven against the cut is bounded by it; one left open by its last bound.
+  res.bound = res.value;
+  for (const Case& cs : cases) res.bound = std::max(res.bound, cs.bound);
+  if (better > kBetter) res.bound = std::max(res.bound, cut_of());
+  res.exact = res.bound <= res.value * (1 + kBetter);
+  if (res.exact) res.bound = res.value;
+  if (!res.computes.empty()) res.rate = ev.rate(res.computes);
+  res.evaluations = ev.evaluations();
   return res;
 }
 

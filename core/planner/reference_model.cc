@@ -1,3 +1,4 @@
+// The literal O(n²) programs of docs/dedloc.md §2: slow, kept as an independent reference.
 #include "core/planner/lp_model.h"
 
 #include <algorithm>
@@ -6,8 +7,6 @@
 #include "core/planner/glpk_model.h"
 
 namespace swarmlab::core::planner::detail {
-
-double ScaledProblem::pair_cap(int i, int j) const { return cap.empty() ? kInf : cap[i][j]; }
 
 namespace {
 
@@ -38,8 +37,8 @@ bool identical(const ScaledProblem& p, int i, int k) {
   return true;
 }
 
-// The phase-1 program (docs/dedloc.md §2, O(n²) form). Columns: ρ, then per peer c and z, then a
-// and g in (sender, receiver) order. ρ is ξ·P in rate units.
+// The roles program (docs/dedloc.md §2, O(n²) form). Columns: ρ, then per peer c and z, then a and g
+// in (sender, receiver) order. ρ is ξ·P in rate units.
 struct RolesModel {
   int rho = 0;
   std::vector<int> c;  // 0 where the peer cannot compute
@@ -177,9 +176,9 @@ RolesModel build_roles_model(const ScaledProblem& p, Model& m, bool binary, doub
 
 }  // namespace
 
-RolesResult solve_roles_mip(const ScaledProblem& p, std::int64_t max_nodes, double cutoff) {
+ReferenceRoles reference_roles_mip(const ScaledProblem& p, std::int64_t max_nodes, double cutoff) {
   TermOff quiet;
-  RolesResult res;
+  ReferenceRoles res;
   if (cutoff > 1) {  // ρ <= 1 whenever two or more peers compute
     res.exact = true;
     return res;
@@ -202,7 +201,6 @@ RolesResult solve_roles_mip(const ScaledProblem& p, std::int64_t max_nodes, doub
   glp_scale_prob(lp, GLP_SF_AUTO);
   const MipOutcome out = run_mip(lp, max_nodes);
   res.nodes = out.nodes;
-  res.mips = 1;
   res.exact = out.optimal;
   if (!out.solved) return res;
   res.rho = glp_mip_col_val(lp, rm.rho);
@@ -213,7 +211,7 @@ RolesResult solve_roles_mip(const ScaledProblem& p, std::int64_t max_nodes, doub
   return res;
 }
 
-std::vector<double> solve_roles_relaxation(const ScaledProblem& p) {
+std::vector<double> reference_roles_relaxation(const ScaledProblem& p) {
   TermOff quiet;
   Model m;
   const RolesModel rm = build_roles_model(p, m, /*binary=*/false, 0.0);
@@ -233,8 +231,7 @@ std::vector<double> solve_roles_relaxation(const ScaledProblem& p) {
 
 // With the roles fixed, a computing k sends to reducer j at exactly z_j (more is wasted upload,
 // less is infeasible), so a_kj is replaced by z_j and the model keeps only z, g and ρ.
-FlowResult solve_fixed_roles(const ScaledProblem& p, const std::vector<bool>& computes,
-                             bool balance) {
+FlowResult reference_averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes) {
   TermOff quiet;
   const int n = p.n;
   FlowResult res;
@@ -343,41 +340,7 @@ FlowResult solve_fixed_roles(const ScaledProblem& p, const std::vector<bool>& co
     }
   };
   read(res);
-  const double rho_star = glp_get_col_prim(lp, rho);
-  if (!balance || !(rho_star > 0)) return res;
-
-  // Phase 3. The averaging-rate optimum is rarely unique in g (a receiver may, say, reduce a
-  // span for itself only), which would leave min_i g_ji, and so the fractions, arbitrary.
-  // Holding ρ at its optimum, maximise Σ_j w_j with w_j <= g_ji for every receiver i: the part
-  // of each reducer's output that every receiver gets. Warm-started from the phase-2 basis.
-  const int first_w = glp_add_cols(lp, n);
-  for (int j = 0; j < n; ++j) {
-    Model::set_col_bounds(lp, first_w + j, 0, p.can_reduce[j] ? zub[j] : 0);
-    glp_set_obj_coef(lp, first_w + j, 1.0);
-  }
-  int count = 0;
-  for (int j = 0; j < n; ++j) {
-    for (int i = 0; i < n; ++i) count += g[j][i] ? 1 : 0;
-  }
-  int r = glp_add_rows(lp, count);
-  for (int j = 0; j < n; ++j) {
-    for (int i = 0; i < n; ++i) {
-      if (!g[j][i]) continue;
-      const int ind[3] = {0, first_w + j, g[j][i]};
-      const double val[3] = {0, 1, -1};
-      glp_set_mat_row(lp, r, 2, ind, val);
-      glp_set_row_bnds(lp, r, GLP_UP, 0.0, 0.0);
-      ++r;
-    }
-  }
-  Model::set_col_bounds(lp, rho, rho_star * (1 - 1e-9), 1.0);
-  glp_set_obj_coef(lp, rho, 0.0);
-  glp_scale_prob(lp, GLP_SF_AUTO);
-  const glp_smcp parm3 = simplex_params(lp);
-  if (glp_simplex(lp, &parm3) != 0 || glp_get_status(lp) != GLP_OPT) return res;
-  FlowResult balanced = res;
-  read(balanced);
-  return balanced;
+  return res;
 }
 
 }  // namespace swarmlab::core::planner::detail

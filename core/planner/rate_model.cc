@@ -1,0 +1,496 @@
+// The averaging LP with the roles fixed, on its aggregated form (README.md, "The averaging LP").
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <utility>
+
+#include "core/planner/glpk_model.h"
+#include "core/planner/lp_model.h"
+#include "core/planner/max_flow.h"
+
+namespace swarmlab::core::planner::detail {
+namespace {
+
+// One upper bound on what pair j → i returns, chosen where it is tightest at a solution.
+enum class Piece : std::uint8_t {
+  Span,         // g_ji <= z_j
+  Cap,          // g_ji <= t_ji (j sends no parts to i)
+  CapLessParts  // g_ji <= t_ji − z_i (j computes and sends i's parts on the same pair)
+};
+struct PieceCut {
+  std::vector<int> receivers, uploaders;
+  struct Edge {
+    int reducer, receiver;
+    Piece piece;
+  };
+  std::vector<Edge> edges;
+};
+
+// Sums repeated columns: GLPK takes each (row, column) once.
+std::vector<std::pair<int, double>> merged(const std::vector<std::pair<int, double>>& terms) {
+  std::map<int, double> sum;
+  for (const auto& [col, v] : terms) sum[col] += v;
+  std::vector<std::pair<int, double>> out;
+  for (const auto& [col, v] : sum) {
+    if (v != 0) out.emplace_back(col, v);
+  }
+  return out;
+}
+
+// Cut rounds before giving up on the aggregated form (then the per-pair LP decides). Each round
+// adds the transport cut of one set of receivers; a few are typical with pair caps, none
+// without.
+constexpr int kMaxRounds = 60;
+
+}  // namespace
+
+RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
+                        bool bounds_only, std::vector<TransportCut>* cuts) {
+  TermOff quiet;
+  const int n = p.n;
+  RateResult res;
+  int m = 0;
+  double beta = kInf;
+  for (int i = 0; i < n; ++i) {
+    if (!computes[i]) continue;
+    ++m;
+    beta = std::min(beta, p.both(i));
+  }
+  if (m < 2) {
+    res.ok = res.certified = true;
+    res.rho = res.lower = kInf;
+    return res;
+  }
+  bool any_reducer = false;
+  for (int j = 0; j < n; ++j) any_reducer = any_reducer || p.can_reduce[j];
+  if (!(beta > 0) || !any_reducer) {  // a computing peer cannot send or receive: nothing averages
+    res.ok = res.certified = true;
+    return res;
+  }
+
+  // Units of beta (the slowest computing peer's min(d, u)), so that ρ <= 1; clamp what cannot
+  // bind any more (a peer never needs more than 2n, a pair more than 2).
+  const double clamp = 2.0 * n;
+  std::vector<double> d(n), u(n);
+  for (int i = 0; i < n; ++i) {
+    d[i] = std::min(p.down[i] / beta, clamp);
+    u[i] = std::min(p.up[i] / beta, clamp);
+  }
+  auto cap = [&](int i, int j) {
+    const double t = p.pair_cap(i, j) / beta;
+    return t >= 2 ? kInf : t;
+  };
+  auto c = [&](int i) { return computes[i] ? 1 : 0; };
+
+  // Columns: ρ, Z = Σ z, then per peer z_j (reducers), G_i (returns received by a computing
+  // peer from the others), h_j (returns a reducer uploads to the others).
+  Model model;
+  std::vector<int> z(n, 0), G(n, 0), h(n, 0);
+  std::vector<double> zub(n, 0);
+  for (int j = 0; j < n; ++j) {
+    if (!p.can_reduce[j]) continue;
+    // WLOG z_j <= ρ <= 1; its parts arrive from m − c_j senders, each uploading them.
+    double ub = std::min(1.0, d[j] / (m - c(j)));
+    for (int k = 0; k < n; ++k) {
+      if (k != j && computes[k]) ub = std::min({ub, u[k], cap(k, j)});
+    }
+    if (!computes[j]) {  // it only returns its span: WLOG no larger than its widest pair
+      double widest = 0;
+      for (int i = 0; i < n; ++i) {
+        if (i != j && computes[i]) widest = std::max(widest, cap(j, i));
+      }
+      ub = std::min(ub, widest);
+    }
+    zub[j] = std::max(ub, 0.0);
+  }
+  double zsum = 0;
+  for (double v : zub) zsum += v;
+  const int rho = model.col(0, 1.0, 1.0);
+  const int Z = model.col(0, zsum);
+  for (int j = 0; j < n; ++j) {
+    if (p.can_reduce[j]) z[j] = model.col(0, zub[j]);
+  }
+  for (int i = 0; i < n; ++i) {
+    if (computes[i]) G[i] = model.col(0, std::min(1.0, d[i]));
+  }
+  std::vector<double> hv_ub(n, 0);
+  for (int j = 0; j < n; ++j) {
+    if (!p.can_reduce[j]) continue;
+    hv_ub[j] = std::min(u[j], (m - c(j)) * zub[j]);
+    h[j] = model.col(0, hv_ub[j]);
+  }
+
+  {  // Z = Σ z
+    const int r = model.row_eq(0);
+    model.coef(r, Z, 1);
+    for (int j = 0; j < n; ++j) {
+      if (z[j]) model.coef(r, z[j], -1);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (z[i]) {  // download: parts of i's span from m − c_i senders, returns from the others
+      const int r = model.row_le(d[i]);
+      model.coef(r, z[i], m - c(i));
+      if (G[i]) model.coef(r, G[i], 1);
+    }
+    if (computes[i]) {  // upload: i's parts of every other span, and i's returns
+      const int r = model.row_le(u[i]);
+      model.coef(r, Z, 1);
+      if (z[i]) model.coef(r, z[i], -1);
+      if (h[i]) model.coef(r, h[i], 1);
+    }
+    if (h[i]) {  // i returns its span to at most m − c_i others
+      const int r = model.row_le(0);
+      model.coef(r, h[i], 1);
+      model.coef(r, z[i], -(m - c(i)));
+    }
+    if (G[i]) {
+      // Receiver: ρ <= its own span (free, local) + what the others return.
+      const int r = model.row_le(0);
+      model.coef(r, rho, 1);
+      model.coef(r, G[i], -1);
+      if (z[i]) model.coef(r, z[i], -1);
+      // No other reducer returns more than its span: G_i <= Σ_{j≠i} z_j (the single-receiver
+      // transport cut with every piece z_j).
+      const int rs = model.row_le(0);
+      model.coef(rs, G[i], 1);
+      model.coef(rs, Z, -1);
+      if (z[i]) model.coef(rs, z[i], 1);
+    }
+  }
+  {  // what the receivers get is what the reducers return
+    const int r = model.row_le(0);
+    for (int i = 0; i < n; ++i) {
+      if (G[i]) model.coef(r, G[i], 1);
+      if (h[i]) model.coef(r, h[i], -1);
+    }
+  }
+
+  // Transport cuts (README.md, "The averaging LP"): for receivers T, every reducer j returns to
+  // them at most H_j = min(h_j, Σ_{i∈T, i≠j} e_ji) with e_ji = min(z_j, t_ji − [j computes]·z_i)
+  // on a capped pair and z_j otherwise.
+  struct Sink {
+    std::function<int(double)> col;  // new column in [0, ub]
+    std::function<int(const std::vector<std::pair<int, double>>&, double)> row_le;
+  };
+  std::vector<std::pair<int, TransportCut>> exportable;  // (row, cut) for rows that are cuts
+  if (!p.cap.empty()) {
+    const Sink build{[&](double ub) { return model.col(0, ub); },
+                     [&](const std::vector<std::pair<int, double>>& terms, double hi) {
+                       const int r = model.row_le(hi);
+                       for (const auto& [col, v] : merged(terms)) model.coef(r, col, v);
+                       return r;
+                     }};
+    // Cheap seeds, one row per peer. A reducer returns to the others at most what their pairs
+    // carry: h_j <= Σ_{uncapped i} z_j + Σ_{capped i} (t_ji − [j computes]·z_i) (the transport
+    // cut of all receivers, with a minimum of sums for each reducer). A receiver gets at most
+    // G_i <= Σ_{uncapped j} z_j + Σ_{capped j} (t_ji − [j computes]·z_i).
+    for (int j = 0; j < n; ++j) {
+      if (!z[j]) continue;
+      std::vector<std::pair<int, double>> terms{{h[j], 1.0}};
+      double caps = 0;
+      bool any = false;
+      for (int i = 0; i < n; ++i) {
+        if (i == j || !G[i]) continue;
+        if (cap(j, i) == kInf) {
+          terms.emplace_back(z[j], -1.0);
+          continue;
+        }
+        any = true;
+        caps += cap(j, i);
+        if (computes[j] && z[i]) terms.emplace_back(z[i], 1.0);
+      }
+      if (any) exportable.push_back({build.row_le(terms, caps), {{}, j, {}}});
+    }
+    for (int i = 0; i < n; ++i) {
+      if (!G[i]) continue;
+      std::vector<std::pair<int, double>> terms{{G[i], 1.0}};
+      double caps = 0;
+      bool any = false;
+      for (int j = 0; j < n; ++j) {
+        if (j == i || !z[j]) continue;
+        if (cap(j, i) == kInf) {
+          terms.emplace_back(z[j], -1.0);
+          continue;
+        }
+        any = true;
+        caps += cap(j, i);
+        if (computes[j] && z[i]) terms.emplace_back(z[i], 1.0);
+      }
+      if (any) build.row_le(terms, caps);
+    }
+  }
+
+  glp_prob* lp = model.load();
+  glp_scale_prob(lp, GLP_SF_AUTO);
+  glp_adv_basis(lp, 0);
+  if (!solve_simplex(lp)) return res;
+  res.rounds = 1;
+  // The best consistent split is a feasible point of the LP: when the aggregated form's bound
+  // meets it, that is the optimum, however the totals would split.
+  const SplitResult split = best_split(p, computes);
+  const double floor = split.ok ? split.total / beta : 0;
+  auto met = [&] { return glp_get_col_prim(lp, rho) <= floor * (1 + 1e-9); };
+  auto export_cuts = [&] {  // the cuts that bind at the optimum, for the roles program
+    auto value = [&](int col) { return col ? std::max(0.0, glp_get_col_prim(lp, col)) : 0.0; };
+    for (const auto& [row, cut] : exportable) {
+      if (!(std::abs(glp_get_row_dual(lp, row)) > 1e-12)) continue;
+      TransportCut out = cut;
+      if (out.returner < 0) {
+        for (int j = 0; j < n; ++j) {
+          if (!z[j]) continue;
+          double through = 0;
+          for (int i : out.receivers) {
+            if (i == j) continue;
+            double limit = value(z[j]);
+            if (cap(j, i) != kInf) {
+              limit = std::min(limit, cap(j, i) - (computes[j] && z[i] ? value(z[i]) : 0.0));
+            }
+            through += std::max(0.0, limit);
+          }
+          if (value(h[j]) <= through) out.uploaders.push_back(j);
+        }
+      }
+      cuts->push_back(std::move(out));
+    }
+  };
+  res.lower = floor * beta;
+  if (bounds_only || met()) {
+    res.ok = true;
+    res.certified = met();
+    res.rho = glp_get_col_prim(lp, rho) * beta;
+    if (res.certified) res.lower = res.rho;
+    if (cuts) export_cuts();  // valid either way; they bind at this solution
+    return res;
+  }
+  const Sink live{[&](double ub) {
+                    const int col = glp_add_cols(lp, 1);
+                    Model::set_col_bounds(lp, col, 0, ub);
+                    return col;
+                  },
+                  [&](const std::vector<std::pair<int, double>>& terms, double hi) {
+                    return Model::add_row_le(lp, merged(terms), hi);
+                  }};
+
+  // Check that the totals split into pairs: a transport problem from reducers (supply h_j) to
+  // receivers (demand G_i), pair j → i carrying at most e_ji.
+  std::vector<int> reducer_node(n, -1), receiver_node(n, -1);
+  int nodes = 2;  // 0 = source, 1 = sink
+  for (int j = 0; j < n; ++j) {
+    if (z[j]) reducer_node[j] = nodes++;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (G[i]) receiver_node[i] = nodes++;
+  }
+  std::vector<double> zv(n, 0), Gv(n, 0), hv(n, 0);
+  auto read = [&] {
+    for (int i = 0; i < n; ++i) {
+      zv[i] = z[i] ? std::max(0.0, glp_get_col_prim(lp, z[i])) : 0;
+      Gv[i] = G[i] ? std::max(0.0, glp_get_col_prim(lp, G[i])) : 0;
+      hv[i] = h[i] ? std::max(0.0, glp_get_col_prim(lp, h[i])) : 0;
+    }
+  };
+  // The rate pair j → i can return, and which bound sets it.
+  auto pair_limit = [&](int j, int i, Piece* piece) {
+    double limit = zv[j];
+    *piece = Piece::Span;
+    const double t = cap(j, i);
+    if (t != kInf) {
+      const bool parts = computes[j] && z[i];
+      const double rest = parts ? t - zv[i] : t;
+      if (rest < limit) {
+        limit = rest;
+        *piece = parts ? Piece::CapLessParts : Piece::Cap;
+      }
+    }
+    return std::max(0.0, limit);
+  };
+  // A cut with one piece per pair, as chosen at the current solution (tight there).
+  auto piece_cut = [&](const std::vector<int>& T, double* rhs) {
+    PieceCut cut;
+    cut.receivers = T;
+    *rhs = 0;
+    for (int j = 0; j < n; ++j) {
+      if (!z[j]) continue;
+      double through = 0;
+      std::vector<PieceCut::Edge> edges;
+      for (int i : T) {
+        if (i == j) continue;
+        Piece piece;
+        through += pair_limit(j, i, &piece);
+        edges.push_back({j, i, piece});
+      }
+      if (edges.empty()) continue;
+      if (hv[j] <= through) {
+        cut.uploaders.push_back(j);
+      } else {
+        cut.edges.insert(cut.edges.end(), edges.begin(), edges.end());
+      }
+    }
+    return cut;
+  };
+  auto piece_row = [&](const PieceCut& cut, double* rhs) {
+    std::map<int, double> coef;
+    *rhs = 0;
+    for (int i : cut.receivers) coef[G[i]] += 1;
+    for (int j : cut.uploaders) coef[h[j]] -= 1;
+    for (const auto& e : cut.edges) {
+      switch (e.piece) {
+        case Piece::Span: coef[z[e.reducer]] -= 1; break;
+        case Piece::Cap: *rhs += cap(e.reducer, e.receiver); break;
+        case Piece::CapLessParts:
+          *rhs += cap(e.reducer, e.receiver);
+          coef[z[e.receiver]] += 1;
+          break;
+      }
+    }
+    return std::vector<std::pair<int, double>>(coef.begin(), coef.end());
+  };
+
+  // Whether pair j → i's cap can ever bind: it carries z_j of returns at most, plus z_i of parts
+  // when j computes.
+  auto binds = [&](int j, int i) {
+    return cap(j, i) < zub[j] + (computes[j] && z[i] ? zub[i] : 0.0);
+  };
+  // σ_ji <= min(z_j, t_ji − [j computes]·z_i): what capped pair j → i can return, created the
+  // first time an exact cut needs it.
+  std::vector<std::vector<int>> sigma(n);
+  auto sigma_col = [&](int j, int i) {
+    if (sigma[j].empty()) sigma[j].assign(n, 0);
+    if (sigma[j][i]) return sigma[j][i];
+    const int col = live.col(cap(j, i));
+    live.row_le({{col, 1.0}, {z[j], -1.0}}, 0);
+    if (computes[j] && z[i]) live.row_le({{col, 1.0}, {z[i], 1.0}}, cap(j, i));
+    sigma[j][i] = col;
+    return col;
+  };
+  // The exact transport cut for T: Σ_T G_i <= Σ_j H_j, H_j <= h_j, H_j <= Σ_{i∈T, i≠j} e_ji.
+  auto exact_cut = [&](const std::vector<int>& T) {
+    std::vector<std::pair<int, double>> main;
+    for (int i : T) main.emplace_back(G[i], 1.0);
+    for (int j = 0; j < n; ++j) {
+      if (!z[j]) continue;
+      std::vector<std::pair<int, double>> terms;
+      int spans = 0;
+      for (int i : T) {
+        if (i == j) continue;
+        if (!binds(j, i)) {
+          ++spans;
+        } else {
+          terms.emplace_back(sigma_col(j, i), -1.0);
+        }
+      }
+      if (spans == 0 && terms.empty()) continue;
+      if (spans) terms.emplace_back(z[j], -spans);
+      const int H = live.col(hv_ub[j]);
+      main.emplace_back(H, -1.0);
+      live.row_le({{H, 1.0}, {h[j], -1.0}}, 0);
+      terms.emplace_back(H, 1.0);
+      live.row_le(terms, 0);
+    }
+    exportable.push_back({live.row_le(main, 0), {T, -1, {}}});
+  };
+
+  std::map<std::vector<int>, int> seen;  // receiver sets cut so far, and how often
+  // With pair caps, if the first solve does not settle it: every capped pair's σ, each receiver's
+  // exact bound G_i <= Σ_{uncapped j} z_j + Σ_{capped j} σ_ji, and the exact cut for every
+  // group of receivers reached through the same capped pairs (a region's receivers) — the cuts
+  // the loop would otherwise find one at a time.
+  if (!p.cap.empty() && !met()) {
+    std::map<std::vector<int>, std::vector<int>> groups;
+    for (int i = 0; i < n; ++i) {
+      if (!G[i]) continue;
+      std::vector<int> from;
+      std::vector<std::pair<int, double>> terms{{G[i], 1.0}};
+      for (int j = 0; j < n; ++j) {
+        if (j == i || !z[j]) continue;
+        if (!binds(j, i)) {
+          terms.emplace_back(z[j], -1.0);
+        } else {
+          from.push_back(j);
+          terms.emplace_back(sigma_col(j, i), -1.0);
+        }
+      }
+      if (from.empty()) continue;
+      live.row_le(terms, 0);
+      groups[from].push_back(i);
+    }
+    for (auto& [from, T] : groups) {
+      if (T.size() > 1) {
+        exact_cut(T);
+        seen[T] = 2;
+      }
+    }
+    ++res.rounds;
+    if (!solve_simplex(lp, /*dual=*/true)) return res;
+  }
+  for (;;) {
+    if (met()) {
+      res.certified = true;
+      break;
+    }
+    read();
+    // What each receiver needs from the others (its own span is local) and what each reducer
+    // can upload in returns beyond its parts: the LP point is realisable iff this transport
+    // problem is feasible (its G_i and h_j may exceed the needs, which is harmless).
+    const double rho_v = glp_get_col_prim(lp, rho);
+    const double Z_v = glp_get_col_prim(lp, Z);
+    double demand = 0;
+    MaxFlow flow(nodes);
+    for (int j = 0; j < n; ++j) {
+      if (reducer_node[j] < 0) continue;
+      const double parts = computes[j] ? Z_v - zv[j] : 0;
+      flow.add_edge(0, reducer_node[j], u[j] - parts);
+    }
+    for (int j = 0; j < n; ++j) {
+      if (reducer_node[j] < 0) continue;
+      for (int i = 0; i < n; ++i) {
+        if (i == j || receiver_node[i] < 0) continue;
+        Piece piece;
+        flow.add_edge(reducer_node[j], receiver_node[i], pair_limit(j, i, &piece));
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      if (receiver_node[i] < 0) continue;
+      const double need = std::max(0.0, rho_v - zv[i]);
+      demand += need;
+      flow.add_edge(receiver_node[i], 1, need);
+    }
+    constexpr double kEps = 1e-12;
+    const double moved = flow.run(0, 1, kEps);
+    if (moved >= demand * (1 - 1e-9) - 1e-12 * n) {
+      res.certified = true;
+      break;
+    }
+    if (res.rounds >= kMaxRounds) break;
+
+    // A minimum cut: the receivers T off the source side cannot all get their G_i. The first time
+    // a set shows up (with pair caps) it gets an aggregated cut; the second time, the exact cut;
+    // after that (rounding), a cut with one piece per pair, tight at this solution.
+    const std::vector<bool> side = flow.source_side(0, kEps);
+    std::vector<int> T;
+    for (int i = 0; i < n; ++i) {
+      if (receiver_node[i] >= 0 && !side[receiver_node[i]]) T.push_back(i);
+    }
+    if (T.empty()) break;
+    const int times = seen[T]++;
+    if (times == 0) {
+      exact_cut(T);
+    } else {
+      double rhs = 0;
+      const PieceCut cut = piece_cut(T, &rhs);
+      exportable.push_back({Model::add_row_le(lp, piece_row(cut, &rhs), rhs), {T, -1, {}}});
+    }
+    ++res.rounds;
+    if (!solve_simplex(lp, /*dual=*/true)) return res;
+  }
+  res.ok = true;
+  res.rho = glp_get_col_prim(lp, rho) * beta;
+  if (res.certified) res.lower = res.rho;
+  if (cuts && res.certified) export_cuts();
+  return res;
+}
+
+}  // namespace swarmlab::core::planner::detail

@@ -1,0 +1,119 @@
+// The split a butterfly round can execute (README.md, "Fractions").
+#include <algorithm>
+
+#include "core/planner/glpk_model.h"
+#include "core/planner/lp_model.h"
+
+namespace swarmlab::core::planner::detail {
+
+double ScaledProblem::pair_cap(int i, int j) const { return cap.empty() ? kInf : cap[i][j]; }
+
+double consistent_rate(const ScaledProblem& p, const std::vector<bool>& computes) {
+  int m = 0, q = 0;
+  double beta = kInf, computing_reducers = 0, other_reducers = 0;
+  for (int i = 0; i < p.n; ++i) {
+    const double b = p.both(i);
+    if (computes[i]) {
+      ++m;
+      beta = std::min(beta, b);
+      if (p.can_reduce[i]) {
+        ++q;
+        computing_reducers += b;
+      }
+    } else if (p.can_reduce[i]) {
+      other_reducers += b;
+    }
+  }
+  if (m <= 1) return kInf;
+  if (m == 2) return q >= 1 ? beta : std::min(beta, other_reducers / 2);
+  const double md = m;
+  return std::min(beta, (computing_reducers + (md - 2) / md * other_reducers) / (md - 2 + q));
+}
+
+SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes) {
+  TermOff quiet;
+  const int n = p.n;
+  SplitResult res;
+  int m = 0;
+  double beta = kInf;
+  for (int i = 0; i < n; ++i) {
+    if (!computes[i]) continue;
+    ++m;
+    beta = std::min(beta, p.both(i));
+  }
+  res.w.assign(n, 0);
+  if (m < 2) return res;
+  if (!(beta > 0)) {
+    res.ok = true;
+    return res;
+  }
+  // Units of beta: W <= 1 (every computing peer uploads and downloads W). Each peer's row is
+  // divided by its own capacity, so that GLPK's tolerances are relative to that peer's link: a
+  // peer a million times slower than the rest still gets a share it can carry.
+  const double clamp = 2.0 * n;
+  std::vector<double> b(n);
+  for (int i = 0; i < n; ++i) b[i] = std::min(p.both(i) / beta, clamp);
+  // A closed pair (cap 0) between a computing peer and a reducer rules out that reducer's span.
+  std::vector<bool> closed(n, false);
+  for (int x = 0; x < n; ++x) {
+    for (int y = 0; y < n; ++y) {
+      if (x == y || p.pair_cap(x, y) > 0) continue;
+      if (computes[x]) closed[y] = true;
+      if (computes[y]) closed[x] = true;
+    }
+  }
+
+  Model model;
+  std::vector<int> w(n, 0);
+  std::vector<double> wub(n, 0);
+  for (int j = 0; j < n; ++j) {
+    if (!p.can_reduce[j] || closed[j]) continue;
+    // Computing reducer: W + (m − 2)·w_j <= b_j with W >= w_j; others: m·w_j <= b_j.
+    wub[j] = std::min(1.0, b[j] / (computes[j] ? m - 1 : m));
+    w[j] = model.col(0, wub[j], 1.0);
+  }
+  const int W = model.col(0, 1.0);
+  {
+    const int r = model.row_eq(0);
+    model.coef(r, W, 1);
+    for (int j = 0; j < n; ++j) {
+      if (w[j]) model.coef(r, w[j], -1);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    // Upload and download carry the same load: a computing peer sends its parts of every other
+    // span (W − w_i) and receives every other averaged span (W − w_i); a reducer receives m − c_i
+    // parts of its span and returns it to m − c_i peers.
+    if (computes[i]) {
+      if (!(b[i] > 0)) continue;  // cannot happen: b >= 1 for computing peers
+      const int r = model.row_le(1);
+      model.coef(r, W, 1 / b[i]);
+      if (w[i]) model.coef(r, w[i], (m - 2) / b[i]);
+    }
+    // (a non-computing reducer's row is its column bound)
+  }
+  // Pair x → y carries [x computes]·w_y (parts) + [y computes]·w_x (returns).
+  for (int x = 0; x < n; ++x) {
+    for (int y = 0; y < n; ++y) {
+      if (x == y) continue;
+      const double t = p.pair_cap(x, y) / beta;
+      const double most = (computes[x] ? wub[y] : 0) + (computes[y] ? wub[x] : 0);
+      if (!(t < most) || !(t > 0)) continue;
+      const int r = model.row_le(1);
+      if (computes[x] && w[y]) model.coef(r, w[y], 1 / t);
+      if (computes[y] && w[x]) model.coef(r, w[x], 1 / t);
+    }
+  }
+  glp_prob* lp = model.load();
+  glp_scale_prob(lp, GLP_SF_AUTO);
+  glp_adv_basis(lp, 0);
+  if (!solve_simplex(lp)) return res;
+  res.ok = true;
+  for (int j = 0; j < n; ++j) {
+    if (w[j]) res.w[j] = std::max(0.0, glp_get_col_prim(lp, w[j])) * beta;
+    res.total += res.w[j];
+  }
+  return res;
+}
+
+}  // namespace swarmlab::core::planner::detail
