@@ -7,7 +7,7 @@
 
 namespace swarmlab::core {
 
-enum class ServiceId : std::uint8_t { Dht = 1, Averaging = 2, Matchmaking = 3, Progress = 4, State = 5 };
+enum class ServiceId : std::uint8_t { Dht = 1, Averaging = 2, Matchmaking = 3, Progress = 4, State = 5, Raft = 6 };
 
 // The service byte of an encoded message; nullopt for an empty message.
 inline std::optional<ServiceId> peek_service(std::span<const std::uint8_t> bytes) {

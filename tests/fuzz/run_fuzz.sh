@@ -1,42 +1,65 @@
 #!/usr/bin/env bash
-# Builds the DHT message fuzzer with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time
-# over the seed corpus. Not part of the CMake build (which uses g++); CI calls this script.
+# Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
+# its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [seconds]      default 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default) or raft; seconds: 30
+#   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
+# Target <t> is tests/fuzz/<t>_message_fuzz.cc with its seeds in tests/fuzz/corpus/<t>/.
 # Environment: CXX (default clang++-14, else clang++), BUILD_DIR (default build-fuzz), and
-# REGENERATE_CORPUS=1 to rewrite the seeds in tests/fuzz/corpus/dht/ first.
+# REGENERATE_CORPUS=1 to rewrite the target's seeds first (the file built with
+# -D<T>_FUZZ_MAKE_CORPUS writes them).
 set -euo pipefail
 
+target=dht
+if [[ $# -gt 0 && ! "$1" =~ ^[0-9]+$ ]]; then
+  target="$1"
+  shift
+fi
 seconds="${1:-30}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cxx="${CXX:-$(command -v clang++-14 || command -v clang++)}"
 build="${BUILD_DIR:-$root/build-fuzz}"
-corpus_seeds="$root/tests/fuzz/corpus/dht"
-mkdir -p "$build"
+corpus_seeds="$root/tests/fuzz/corpus/$target"
+mkdir -p "$build" "$corpus_seeds"
 
-sources=(
-  "$root"/core/wire.cc
-  "$root"/core/dht/*.cc
-  "$root"/sim/engine.cc
-  "$root"/sim/binding/sim_world.cc
-  "$root"/sim/binding/chrome_trace.cc
-  "$root"/sim/network/latency_network.cc
-)
+case "$target" in
+  dht)
+    sources=(
+      "$root"/core/wire.cc
+      "$root"/core/dht/*.cc
+      "$root"/sim/engine.cc
+      "$root"/sim/binding/sim_world.cc
+      "$root"/sim/binding/chrome_trace.cc
+      "$root"/sim/network/latency_network.cc
+    )
+    ;;
+  raft)
+    sources=(
+      "$root"/core/wire.cc
+      "$root"/core/raft/*.cc
+      "$root"/sim/engine.cc
+    )
+    ;;
+  *)
+    echo "unknown fuzz target '$target' (dht, raft)" >&2
+    exit 2
+    ;;
+esac
 flags=(-std=c++20 -O1 -g -I "$root" -fno-omit-frame-pointer)
+fuzzer="$root/tests/fuzz/${target}_message_fuzz.cc"
 
 if [[ "${REGENERATE_CORPUS:-0}" == 1 ]]; then
-  "$cxx" "${flags[@]}" -DDHT_FUZZ_MAKE_CORPUS "$root/tests/fuzz/dht_message_fuzz.cc" "${sources[@]}" \
-    -o "$build/make_dht_corpus"
+  "$cxx" "${flags[@]}" "-D${target^^}_FUZZ_MAKE_CORPUS" "$fuzzer" "${sources[@]}" -o "$build/make_${target}_corpus"
   rm -f "$corpus_seeds"/*
-  "$build/make_dht_corpus" "$corpus_seeds"
+  "$build/make_${target}_corpus" "$corpus_seeds"
 fi
 
 "$cxx" "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  "$root/tests/fuzz/dht_message_fuzz.cc" "${sources[@]}" -o "$build/dht_message_fuzz"
+  "$fuzzer" "${sources[@]}" -o "$build/${target}_message_fuzz"
 
 # New inputs go to a scratch corpus so the checked-in seeds stay small and reviewed.
-work="$build/corpus-dht"
+work="$build/corpus-$target"
 mkdir -p "$work"
-"$build/dht_message_fuzz" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+"$build/${target}_message_fuzz" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 "$work" "$corpus_seeds"
