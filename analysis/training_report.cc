@@ -32,6 +32,7 @@ nlohmann::ordered_json to_json(const sim::TrainingRunResult& r) {
   j["coordination"] = r.coordination;
   j["rounds"] = r.rounds;
   j["max_left_out_share"] = r.max_left_out_share;
+  j["events"] = r.events;
   auto& peers = j["peers"] = nlohmann::ordered_json::array();
   for (const auto& p : r.peers)
     peers.push_back({{"name", p.name}, {"computes", p.computes}, {"up_s", p.up_s}, {"compute_s", p.compute_s},

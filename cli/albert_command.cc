@@ -8,6 +8,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "analysis/training_report.h"
@@ -146,7 +148,10 @@ const bool registered = register_command(
                  : "exact sample counting (a zero-staleness progress estimate); all peers at the global step form one "
                    "group; --coordination dht runs the real progress tracker and matchmaking (README, Training)"}};
         if (!args->out.empty()) {
-          std::string cmd = "python3 \"" + find_data_dir("analysis") + "/plot_steps.py\" \"" + args->out + "/steps.png\"";
+          // Debian's interpreter first: python3-matplotlib is installed for it, and a PATH python3 (pyenv,
+          // a venv) may lack matplotlib.
+          const std::string python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+          std::string cmd = python + " \"" + find_data_dir("analysis") + "/plot_steps.py\" \"" + args->out + "/steps.png\"";
           for (const char* s : kSetups) cmd += std::string(" ") + s + "=\"" + args->out + "/" + s + "_steps.csv\"";
           cmd += " 2>/dev/null";
           const int rc = std::system(cmd.c_str());

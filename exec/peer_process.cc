@@ -115,11 +115,13 @@ class PeerProcess {
     const std::uint64_t round = step - 1;
     const auto plan = plan_;
     const std::vector<float> values = learner_->values();
+    ++reports_pending_;  // the step event came first and may already be finishing: wait for this line
     // The check takes the loop for a while (many MB): first let this peer's queued messages -
     // averaged parts others still wait for - reach the kernel, so its work never lengthens anyone
     // else's round.
     after_drain(loop_.now() + cfg_.connect_timeout_s, [this, o, sent, received, round, plan, values] {
       report_round(o, sent, received, round, plan, values);
+      --reports_pending_;
     });
   }
 
@@ -193,11 +195,14 @@ class PeerProcess {
     loop_.cancel(idle_timer_);
     // Let queued messages (the last averaged parts) reach the kernel, then stay a moment so peers
     // read them before our sockets close.
-    drain(loop_.now() + cfg_.connect_timeout_s + 1);
+    // From the loop, not here: the step event that calls this comes before the round's outcome,
+    // whose report must still be written.
+    const double deadline = loop_.now() + cfg_.connect_timeout_s + 1;
+    loop_.schedule(0, [this, deadline] { drain(deadline); });
   }
 
   void drain(double deadline) {
-    if (env_->transport().queued_bytes() == 0 || loop_.now() > deadline) {
+    if ((env_->transport().queued_bytes() == 0 && reports_pending_ == 0) || loop_.now() > deadline) {
       loop_.schedule(0.1, [this] { loop_.stop(); });
       return;
     }
@@ -235,6 +240,7 @@ class PeerProcess {
   EventLoop::TimerId idle_timer_ = 0;
   std::uint64_t sent_at_start_ = 0, received_at_start_ = 0;
   std::uint64_t rounds_run_ = 0;
+  std::size_t reports_pending_ = 0;
   bool ok_ = true;
   bool abandoned_ = false;
   bool finishing_ = false;

@@ -199,11 +199,14 @@ void CollaborativePeer::start_training() {
 void CollaborativePeer::maybe_look_for_group(const progress::GlobalProgress& g) {
   if (in_round_ || coordinator_->looking()) return;
   if (g.eta_s > timeouts_.matchmaking_time()) return;
-  const Seconds started = env_.now();
+  // Formation is measured from when the step was due (or from now, when it already is): the time a
+  // group takes beyond that is what the lead must cover. Measured from the start of the search it
+  // would include the lead itself and feed back into it until every peer looked at once.
+  const Seconds due = env_.now() + std::max(0.0, g.eta_s);
   coordinator_->look_for_group(
-      [this, alive = alive_, started](std::optional<matchmaking::Group> group) {
+      [this, alive = alive_, due](std::optional<matchmaking::Group> group) {
         if (!*alive) return;
-        if (group) timeouts_.on_group_formed(env_.now() - started);
+        if (group) timeouts_.on_group_formed(std::max(0.0, env_.now() - due));
         on_group(std::move(group));
       },
       config_.group_timeout, env_.now() + g.eta_s);

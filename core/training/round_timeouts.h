@@ -9,7 +9,8 @@
 // silent for `sender_factor` predicted rounds is dropped; the round itself gives up after
 // `round_factor` predicted rounds plus one sender timeout. Both stay within the bounds.
 // Matchmaking: how early a peer starts looking for a group (and how long a leader keeps its group
-// open) follows how long group formation took the last times, measured by this peer.
+// open) follows how long group formation took beyond the step's due time the last times, measured
+// by this peer (measured from the start of the search instead, the lead fed back into itself).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -50,7 +51,8 @@ class RoundTimeouts {
 
   // How long before the next step this peer starts looking for a group.
   Seconds matchmaking_time() const { return matchmaking_; }
-  // A group formed `took` seconds after this peer started looking.
+  // A group formed `took` seconds after the step was due (or after this peer started looking, when
+  // it was due already): the matchmaking overhead the lead has to cover.
   void on_group_formed(Seconds took) {
     if (!(took >= 0) || !std::isfinite(took)) return;
     measured_ = measured_ < 0 ? took : 0.7 * measured_ + 0.3 * took;

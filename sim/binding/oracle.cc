@@ -35,9 +35,12 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
 
   void report(const core::progress::LocalProgress& local) override {
     Member& m = oracle_.members_.at(env_.self());
+    // Only a change of activity, or new samples from a peer already waiting for its group, can
+    // complete a group: a peer still computing towards the step holds every group up anyway.
+    const bool matters = !m.reported || m.local.activity != local.activity || static_cast<bool>(done_);
     m.local = local;
     m.reported = true;
-    oracle_.schedule_check();
+    if (matters) oracle_.schedule_check();
   }
 
   void fetch(ProgressCallback done) override {
