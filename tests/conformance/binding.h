@@ -48,7 +48,12 @@ class TestBinding {
 struct Traits {
   bool virtual_time = true;
   Seconds clock_slack = 0;        // how late a timer or compute job may complete (real clocks)
-  double pacing_tolerance = 0;    // relative error of a paced transfer's rate
+  // Relative error of a paced transfer's rate (virtual time); above it on a real clock, where
+  // the rate is only a limit.
+  double pacing_tolerance = 0;
+  // Bytes a newly paced connection may send ahead of the rate (a real TCP's first burst); the
+  // rate is measured after them.
+  std::size_t pacing_burst_bytes = 0;
 };
 
 struct BindingFactory {

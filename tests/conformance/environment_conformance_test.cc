@@ -297,15 +297,29 @@ TEST_P(Conformance, PacingLimitsAConnectionsRateAndZeroLiftsIt) {
   o.link_bps = 100e6;
   auto b = make(o);
   constexpr double kPace = 40e6;
-  constexpr std::size_t kParts = 32, kPart = 32 << 10;  // 1 MiB: 0.21 s at the paced rate
+  constexpr std::size_t kParts = 48, kPart = 32 << 10;  // 1.5 MiB: 0.31 s at the paced rate
   // A first message opens the connection, so setup is not measured.
   b->env(0).send(1, message(0, 0, 10));
   ASSERT_TRUE(b->wait_for([&] { return at(1).received.size() == 1; }, 5));
   b->env(0).set_pacing(1, kPace);
   for (std::size_t k = 1; k <= kParts; ++k) b->env(0).send(1, message(0, k, kPart));
   ASSERT_TRUE(b->wait_for([&] { return at(1).received.size() == 1 + kParts; }, 10));
-  const double paced = arrival_rate_bps(at(1).received, 1);
-  EXPECT_NEAR(paced / kPace, 1.0, traits().pacing_tolerance) << "paced at " << paced / 1e6 << " Mb/s";
+  // The rate after the burst the binding may let go first (none on the simulated ones).
+  const std::size_t burst = traits().pacing_burst_bytes / kPart;
+  ASSERT_LT(burst + 8, kParts);
+  const double paced = arrival_rate_bps(at(1).received, 1 + burst);
+  if (traits().virtual_time) {
+    EXPECT_NEAR(paced / kPace, 1.0, traits().pacing_tolerance) << "paced at " << paced / 1e6 << " Mb/s";
+  } else {
+    // A limit, not a promise: a busy machine may carry less (seen: 0.6 of it with two test
+    // processes and builds on 2 cores; about 1.05 when quiet, the framing included).
+    EXPECT_LE(paced / kPace, 1.0 + traits().pacing_tolerance) << "paced at " << paced / 1e6 << " Mb/s";
+  }
+  // And over the whole transfer, never faster than the rate allows beyond that burst.
+  const double whole = at(1).received.back().at - at(1).received[1].at;
+  EXPECT_GE(whole * (1 + traits().pacing_tolerance), 8.0 * static_cast<double>((kParts - 1 - burst) * kPart) / kPace)
+      << "1.5 MiB in " << whole << " s";
+  for (std::size_t k = 1; k <= kParts; ++k) ASSERT_TRUE(is_message(at(1).received[k].message, 0, k, kPart)) << k;
 
   b->env(0).set_pacing(1, 0);
   for (std::size_t k = 1; k <= kParts; ++k) b->env(0).send(1, message(0, 100 + k, kPart));

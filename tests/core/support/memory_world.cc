@@ -1,7 +1,6 @@
 #include "support/memory_world.h"
 
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -74,11 +73,20 @@ class MemoryWorld::Peer final : public Environment {
 
   Rng& rng() override { return rng_; }
 
-  // Seconds `bytes` occupy this peer's uplink towards `to`.
-  Seconds upload_time(PeerId to, std::uint64_t bytes) const {
-    double rate = spec_.upload_bps > 0 ? spec_.upload_bps : std::numeric_limits<double>::infinity();
-    if (auto it = pacing_.find(to); it != pacing_.end()) rate = std::min(rate, it->second);
-    return 8.0 * static_cast<double>(bytes) / rate;  // 0 when unlimited
+  // When a message of `bytes` to `to`, queued now, has left: after the uplink (one FIFO at the
+  // upload rate for all of this peer's messages) has carried it and, on a paced pair, after the
+  // pair's own FIFO at its pacing rate has let it go. A paced connection is slow on its own: it
+  // does not hold the uplink back from the others.
+  Seconds departure(PeerId to, std::uint64_t bytes) {
+    const double bits = 8.0 * static_cast<double>(bytes);
+    Seconds sent = std::max(world_.now_, uplink_free_at_) + (spec_.upload_bps > 0 ? bits / spec_.upload_bps : 0.0);
+    uplink_free_at_ = sent;
+    if (auto it = pacing_.find(to); it != pacing_.end()) {
+      Seconds& free_at = paced_free_at_[to];
+      free_at = std::max(world_.now_, free_at) + bits / it->second;
+      sent = std::max(sent, free_at);
+    }
+    return sent;
   }
 
   void go_down() {
@@ -90,6 +98,7 @@ class MemoryWorld::Peer final : public Environment {
     running_ = {};
     jobs_.clear();
     uplink_free_at_ = 0;
+    paced_free_at_.clear();
     broken_.clear();
     refused_at_.clear();
   }
@@ -129,6 +138,7 @@ class MemoryWorld::Peer final : public Environment {
   Running running_;
   std::unordered_map<PeerId, double> pacing_;
   Seconds uplink_free_at_ = 0;
+  std::unordered_map<PeerId, Seconds> paced_free_at_;  // per paced pair: when its FIFO is free
   std::unordered_set<PeerId> contacts_;  // peers it exchanged messages with (open connections)
   std::unordered_map<PeerId, std::uint64_t> broken_;  // other peer -> incarnation already reported
   std::unordered_map<PeerId, Seconds> refused_at_;     // other peer -> last refusal reported
@@ -250,9 +260,7 @@ void MemoryWorld::transmit(Peer& from, PeerId to, Message message) {
       ++stats_.duplicated;
     }
   }
-  const Seconds start = std::max(now_, from.uplink_free_at_);
-  const Seconds sent = start + from.upload_time(to, bytes);
-  from.uplink_free_at_ = sent;
+  const Seconds sent = from.departure(to, bytes);
   auto shared = std::make_shared<const Message>(std::move(message));
   for (int c = 0; c < copies; ++c) {
     Seconds arrival = sent + (faults_enabled_

@@ -6,11 +6,12 @@
 // What it models, and no more:
 // - Events run in (time, insertion order), so two events due at one instant run in the order they
 //   were scheduled and a run is a pure function of its inputs and seed.
-// - A message from a to b leaves when a's uplink is free: each peer sends its messages one after
-//   another (a FIFO behind its upload rate, min'd with the pacing of that pair), then travels the
-//   path latency latency(a) + latency(b). Arrivals on an ordered pair are in send order. There is
-//   no download limit and no sharing: enough for tests that look at the order of events and at
-//   upload times, not a fluid model (the simulator has one, tests/sim).
+// - A message from a to b leaves once a's uplink has carried it (each peer sends its messages one
+//   after another at its upload rate) and, when a paces its connection to b, once that pair's own
+//   FIFO at the pacing rate has let it go (a paced connection does not hold up a's others); then
+//   it travels the path latency latency(a) + latency(b). Arrivals on an ordered pair are in send
+//   order. There is no download limit and no sharing: enough for tests that look at the order of
+//   events and at upload times, not a fluid model (the simulator has one, tests/sim).
 // - Peers go down by crash (every peer it exchanged messages with hears on_link_failure once;
 //   later sends to it are refused, which the sender hears one path latency later) or silently
 //   (nobody is told; only timeouts notice). Either way its timers, compute jobs and messages in
