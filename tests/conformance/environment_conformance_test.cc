@@ -211,6 +211,19 @@ TEST_P(Conformance, SendingToItselfOrAnUnknownPeerIsRefused) {
   EXPECT_TRUE(at(0).failures.empty());
 }
 
+TEST_P(Conformance, ANullSinkDropsWhatArrivesAndASinkSetAgainGetsWhatFollows) {
+  auto b = make({});
+  b->env(1).set_sink(nullptr);  // shutting down: whatever arrives is dropped
+  b->env(0).send(1, message(0, 0, 100));
+  b->run_for(traits().virtual_time ? 0.5 : 0.2);
+  EXPECT_TRUE(at(1).received.empty());
+  b->env(1).set_sink(&at(1));
+  b->env(0).send(1, message(0, 1, 100));
+  ASSERT_TRUE(b->wait_for([&] { return at(1).received.size() == 1; }, 5));
+  EXPECT_TRUE(is_message(at(1).received[0].message, 0, 1, 100));
+  EXPECT_TRUE(at(0).failures.empty() && at(1).failures.empty());
+}
+
 // --- Failures ----------------------------------------------------------------------------------
 
 TEST_P(Conformance, ACrashIsReportedOncePerPeerThatTalkedToIt) {
