@@ -173,12 +173,10 @@ TEST_P(Conformance, MessagesOnAPairArriveWholeAndInSendOrderWhileAnotherSenderSh
   ASSERT_TRUE(b->wait_for([&] { return at(r).received.size() == 300; }, 30))
       << at(r).received.size() << " of 300 messages arrived";
   std::size_t next_a = 0, next_c = 0;
-  bool interleaved = false;
   for (const auto& m : at(r).received) {
     if (m.from == a) {
       ASSERT_TRUE(is_message(m.message, a, next_a, from_a[next_a])) << "message " << next_a << " from A";
       ++next_a;
-      interleaved = interleaved || next_c > 0;
     } else {
       ASSERT_EQ(m.from, c);
       ASSERT_TRUE(is_message(m.message, c, next_c, from_c[next_c])) << "message " << next_c << " from C";
@@ -187,8 +185,9 @@ TEST_P(Conformance, MessagesOnAPairArriveWholeAndInSendOrderWhileAnotherSenderSh
   }
   EXPECT_EQ(next_a, 200u);
   EXPECT_EQ(next_c, 100u);
+  // How the two senders interleave is the binding's business (a fluid model shares, a FIFO may
+  // serve one first); only each pair's order is promised.
   EXPECT_TRUE(at(a).failures.empty() && at(r).failures.empty() && at(c).failures.empty());
-  (void)interleaved;  // sharing need not interleave deliveries (a binding may serve one sender first)
 }
 
 TEST_P(Conformance, SendingToItselfOrAnUnknownPeerIsRefused) {
