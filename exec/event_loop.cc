@@ -171,6 +171,12 @@ void EventLoop::run() {
   while (!stopping_) turn(-1);
 }
 
+void EventLoop::poll() {
+  stopping_ = false;
+  turn(0);
+  arm_timerfd();  // timers scheduled during the turn make fd() readable when due
+}
+
 bool EventLoop::run_until(const std::function<bool()>& done, double timeout) {
   stopping_ = false;
   const double end = now() + timeout;

@@ -53,6 +53,13 @@ class EventLoop {
   // Runs until `done()` holds (checked after every turn) or `timeout` seconds pass; returns done().
   bool run_until(const std::function<bool()>& done, double timeout);
 
+  // One turn without waiting: ready I/O, posted work and due timers. With fd() it lets one thread
+  // drive several loops (tests that host many peers, each on its own loop, in one thread).
+  void poll();
+  // Readable while this loop has work ready (it is the loop's epoll descriptor), including its
+  // next timer once poll() or a turn has armed it.
+  int fd() const { return epoll_fd_; }
+
   std::size_t pending_timers() const { return timers_.size(); }
 
  private:

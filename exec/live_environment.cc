@@ -59,6 +59,8 @@ void LiveEnvironment::send(core::PeerId to, core::Message message) {
 }
 
 void LiveEnvironment::set_pacing(core::PeerId to, double bits_per_s) {
+  if (to >= transport_.peers() || to == self_)
+    throw std::out_of_range("set_pacing: peer " + std::to_string(self_) + " cannot pace peer " + std::to_string(to));
   ++pacing_calls_;
   if (!options_.pacing) return;
   transport_.set_pacing(to, bits_per_s / 8.0);

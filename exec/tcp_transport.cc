@@ -264,7 +264,7 @@ void TcpTransport::give_up_waiting(core::PeerId peer) {
 }
 
 void TcpTransport::set_pacing(core::PeerId to, double bytes_per_s) {
-  if (to >= links_.size()) throw std::out_of_range("live transport: cannot pace peer " + std::to_string(to));
+  if (to >= links_.size() || to == options_.self) throw std::out_of_range("live transport: cannot pace peer " + std::to_string(to));
   links_[to].pacing = bytes_per_s > 0 ? bytes_per_s : 0;
   if (links_[to].conn) apply_pacing(links_[to].conn);
 }
@@ -431,6 +431,7 @@ void TcpTransport::handle_frame(const ConnectionPtr& c, std::vector<std::uint8_t
     }
     case State::Open: {
       ++stats_.messages_received;
+      ++c->app_received;
       const core::PeerId from = *c->peer;
       core::Message m;
       m.bytes = std::move(frame);
@@ -498,14 +499,14 @@ void TcpTransport::close_connection(const ConnectionPtr& c, bool report, const c
                  (std::strcmp(why, "recv failed") == 0 || std::strcmp(why, "send failed") == 0
                       ? std::string(" (") + std::strerror(error) + ")"
                       : std::string()));
-  const bool was_open = c->state == State::Open;
   c->state = State::Closed;
   loop_.cancel(c->timer);
   c->timer = 0;
   loop_.unwatch(c->watch);
   close(c->fd);
   c->fd = -1;
-  const bool lost = c->out_bytes > 0 || c->app_frames > 0;
+  // Only a connection that carried messages matters to anyone (a Hello queued on a redial does not).
+  const bool carried = c->app_frames > 0 || c->app_received > 0;
   c->out.clear();
   c->out_bytes = 0;
   unidentified_.erase(std::remove(unidentified_.begin(), unidentified_.end(), c), unidentified_.end());
@@ -514,8 +515,8 @@ void TcpTransport::close_connection(const ConnectionPtr& c, bool report, const c
   Link& link = links_[peer];
   if (link.conn != c) return;
   link.conn.reset();
-  // A dial that never carried a message failed silently: nothing was lost, nobody is told.
-  if (report && (was_open || lost)) {
+  // A connection that never carried a message fails silently: nothing was lost, nobody is told.
+  if (report && carried) {
     loop_.schedule(0, [this, peer, alive = std::weak_ptr<bool>(alive_)] {
       if (!alive.expired()) report_failure(peer);
     });

@@ -24,9 +24,11 @@
 // turn, so concurrent transfers on different connections interleave.
 //
 // Link failures are reported (deferred to the loop, never from inside send()) when an identified
-// connection breaks, when a dial fails or times out while messages were queued, or when the
-// accepting side times out waiting for a dialer with messages queued. A restarted peer dialing in
-// replaces its old connection; the old one is reported as failed.
+// connection that carried messages (either way) breaks, when a dial fails or times out while
+// messages were queued, or when the accepting side times out waiting for a dialer with messages
+// queued; once per connection. A connection nothing was sent on breaks silently, as in the
+// simulator only peers that exchanged messages hear of a crash (core/env.h). A restarted peer
+// dialing in replaces its old connection; the old one is reported as failed if it carried messages.
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -98,7 +100,7 @@ class TcpTransport {
   // Queues `message` for `to`. Only real bytes travel: virtual_bytes must be 0.
   void send(core::PeerId to, core::Message message);
   // Paces this peer's connection to `to` (SO_MAX_PACING_RATE, bytes/s; 0 = unlimited), now and
-  // on every later connection to it.
+  // on every later connection to it. Throws std::out_of_range for itself or an unknown peer.
   void set_pacing(core::PeerId to, double bytes_per_s);
 
   bool dials(core::PeerId peer) const;
@@ -126,7 +128,8 @@ class TcpTransport {
     FrameReader reader;
     std::deque<OutFrame> out;
     std::uint64_t out_bytes = 0;
-    std::uint64_t app_frames = 0;  // messages (not handshakes) queued on it, ever
+    std::uint64_t app_frames = 0;    // messages (not handshakes) queued on it, ever
+    std::uint64_t app_received = 0;  // messages received on it, ever
     bool want_write = false;
     EventLoop::TimerId timer = 0;
   };

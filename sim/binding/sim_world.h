@@ -33,8 +33,10 @@ class SimWorld {
   Network& network() { return network_; }
 
   // How a peer leaves. Crash: its process dies and the operating system closes its connections,
-  // so every peer that has exchanged messages with it gets on_link_failure. Silent: it vanishes
-  // from the network (power loss, partition) and nobody is told; others must time out.
+  // so every peer that has exchanged messages with it gets on_link_failure, once however many
+  // messages were queued either way; later sends to it are refused (the sender hears of it one
+  // path latency later). Silent: it vanishes from the network (power loss, partition) and nobody
+  // is told; others must time out. Either way its messages in flight are lost.
   enum class Departure { Crash, Silent };
 
   bool is_up(core::PeerId peer) const;
@@ -64,7 +66,10 @@ class SimWorld {
   class PeerEnvironment;
   void deliver(core::PeerId from, core::PeerId to, std::uint64_t to_epoch, core::Message message);
   void landed(core::PeerId from, core::PeerId to, std::uint64_t bytes);
-  void link_failed(core::PeerId at, std::uint64_t at_epoch, core::PeerId other);
+  // `at` hears that its connection to `other` (incarnation `other_epoch`, now ended) broke.
+  void link_broke(core::PeerId at, std::uint64_t at_epoch, core::PeerId other, std::uint64_t other_epoch);
+  // `at` tried to reach `other` while it was down.
+  void link_refused(core::PeerId at, std::uint64_t at_epoch, core::PeerId other);
 
   Engine& engine_;
   Network& network_;

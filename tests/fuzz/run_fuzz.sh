@@ -21,6 +21,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cxx="${CXX:-$(command -v clang++-14 || command -v clang++)}"
 build="${BUILD_DIR:-$root/build-fuzz}"
 corpus_seeds="$root/tests/fuzz/corpus/$target"
+extra_includes=()
 mkdir -p "$build" "$corpus_seeds"
 
 case "$target" in
@@ -35,18 +36,20 @@ case "$target" in
     )
     ;;
   raft)
+    # The Raft group runs on the core's test double (tests/core/support/memory_world.h).
     sources=(
       "$root"/core/wire.cc
       "$root"/core/raft/*.cc
-      "$root"/sim/engine.cc
+      "$root"/tests/core/support/memory_world.cc
     )
+    extra_includes=(-I "$root/tests/core")
     ;;
   *)
     echo "unknown fuzz target '$target' (dht, raft)" >&2
     exit 2
     ;;
 esac
-flags=(-std=c++20 -O1 -g -I "$root" -fno-omit-frame-pointer)
+flags=(-std=c++20 -O1 -g -I "$root" "${extra_includes[@]}" -fno-omit-frame-pointer)
 fuzzer="$root/tests/fuzz/${target}_message_fuzz.cc"
 
 if [[ "${REGENERATE_CORPUS:-0}" == 1 ]]; then

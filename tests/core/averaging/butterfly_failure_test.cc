@@ -20,6 +20,7 @@ namespace swarmlab::core::averaging {
 namespace {
 
 using testing::plan_for;
+using testing::MemoryWorld;
 using testing::Swarm;
 using testing::uniform_links;
 
@@ -37,32 +38,32 @@ struct FailureRun {
   Timeouts timeouts;
   double killed_at = -1;
 
-  void run(sim::SimWorld::Departure how) {
+  void run(MemoryWorld::Departure how) {
     plan = plan_for(std::vector<double>(kPeers, 1.0), std::vector<double>(kPeers, 1.0), kLength,
                     codec::Codec::Fp32, kPartElements * 4);
     values.assign(kPeers, std::vector<float>(kLength));
     for (PeerId i = 0; i < kPeers; ++i) std::fill(values[i].begin(), values[i].end(), static_cast<float>(i + 1));
     const std::uint64_t victim_parts = (kPeers - 1) * 4;
     const auto threshold = static_cast<std::size_t>(std::ceil(0.4 * static_cast<double>(victim_parts)));
-    swarm.world->set_delivery_observer([&, how, threshold](PeerId from, PeerId to, const Message& m) {
+    swarm.world->on_deliver = [&, how, threshold](PeerId from, PeerId to, const Message& m) {
       // Deliveries at the very instant of the 40% mark, before the failure event runs, count too.
       if (from != kVictim || !swarm.world->is_up(kVictim)) return;
       const DecodedPart d = decode_part(m);
       if (d.header.kind == PartKind::Part) {
         delivered_parts.insert({to, d.header.part});
         if (delivered_parts.size() == threshold && killed_at < 0) {
-          killed_at = swarm.engine.now();
-          swarm.engine.after(0, [this, how] { swarm.world->set_down(kVictim, how); });
+          killed_at = swarm.world->now();
+          swarm.world->after(0, [this, how] { swarm.world->set_down(kVictim, how); });
         }
       } else {
         delivered_averages[to].insert(d.header.part);
       }
-    });
+    };
     timeouts.sender = 2;
     timeouts.reducer = 4;
     timeouts.round = 60;
     swarm.start(plan, &values, timeouts);
-    swarm.engine.run();
+    swarm.world->run();
   }
 
   double expected(PeerId survivor, std::uint64_t element) const {
@@ -101,7 +102,7 @@ void check_survivors(const FailureRun& r, double deadline) {
 
 TEST(ButterflyFailure, CrashAfter40PercentOfPartsFollowsTheAveragingRules) {
   FailureRun r;
-  r.run(sim::SimWorld::Departure::Crash);
+  r.run(MemoryWorld::Departure::Crash);
   // A crash closes connections: survivors react at once, long before any timeout.
   check_survivors(r, r.killed_at + 0.5);
   // Each survivor's averaged share: everything but the parts of the victim's span it never got.
@@ -115,7 +116,7 @@ TEST(ButterflyFailure, CrashAfter40PercentOfPartsFollowsTheAveragingRules) {
 
 TEST(ButterflyFailure, SilentDepartureIsDetectedByTheTimeouts) {
   FailureRun r;
-  r.run(sim::SimWorld::Departure::Silent);
+  r.run(MemoryWorld::Departure::Silent);
   // Nobody is told: reducers drop the victim after sender_timeout, senders after reducer_timeout.
   check_survivors(r, r.killed_at + r.timeouts.reducer + 0.5);
   double last = 0;
@@ -128,13 +129,13 @@ TEST(ButterflyFailure, RoundTimeoutFailsTheRoundAndReportsTheAveragedShare) {
   Swarm swarm(uniform_links(2, 1e8));
   const RoundPlan plan = plan_for({1, 1}, {0.5, 0.5}, 1000);
   std::vector<std::vector<float>> values(2, std::vector<float>(1000, 1.0f));
-  swarm.world->set_down(1, sim::SimWorld::Departure::Silent);
+  swarm.world->set_down(1, MemoryWorld::Departure::Silent);
   Timeouts t;
   t.sender = 100;
   t.reducer = 200;
   t.round = 3;
   swarm.services[0]->start_round(plan, values[0], t, [&](const RoundOutcome& o) { swarm.outcomes.push_back(o); });
-  swarm.engine.run();
+  swarm.world->run();
   ASSERT_EQ(swarm.outcomes.size(), 1u);
   EXPECT_FALSE(swarm.outcomes[0].completed);
   EXPECT_DOUBLE_EQ(swarm.outcomes[0].finished, 3.0);

@@ -1,4 +1,4 @@
-// The butterfly protocol driven through the simulated binding (sim/sim_world.h).
+// The butterfly protocol driven through the core's memory world (tests/core/support/memory_world.h).
 #include "core/averaging/butterfly_round.h"
 
 #include <gtest/gtest.h>
@@ -38,7 +38,7 @@ TEST(ButterflyRound, EverySenderEndsWithTheWeightedAverage) {
   auto values = random_vectors(n, length, 3);
   const auto expected = weighted_average(values, w);
   swarm.start(plan_for(w, {0.1, 0.2, 0.3, 0.2, 0.2}, length), &values);
-  swarm.engine.run();
+  swarm.world->run();
   ASSERT_EQ(swarm.outcomes.size(), n);
   for (const auto& o : swarm.outcomes) {
     EXPECT_TRUE(o.completed);
@@ -62,7 +62,7 @@ TEST(ButterflyRound, ReducersWeightEachPartByTheWeightItCarries) {
     mine.weights[m] = actual[m];
     swarm.services[m]->start_round(mine, values[m], {}, [&swarm](const RoundOutcome& o) { swarm.outcomes.push_back(o); });
   }
-  swarm.engine.run();
+  swarm.world->run();
   ASSERT_EQ(swarm.outcomes.size(), n);
   for (std::size_t p = 0; p < n; ++p)
     for (std::size_t i = 0; i < length; ++i) ASSERT_NEAR(values[p][i], expected[i], 1e-5) << "peer " << p << " elem " << i;
@@ -77,12 +77,12 @@ TEST(ButterflyRound, AuxiliaryPeersReduceWithoutSendingAndZeroFractionPeersOnlyS
   std::vector<std::vector<float>> senders = {values[0], values[1], values[2]};
   const auto expected = weighted_average(senders, {1, 1, 2});
   swarm.start(plan_for(w, {0, 0.25, 0.25, 0.5}, length), &values);
-  swarm.engine.run();
+  swarm.world->run();
   ASSERT_EQ(swarm.outcomes.size(), n);
   for (std::size_t p = 0; p < 3; ++p)
     for (std::size_t i = 0; i < length; ++i) ASSERT_NEAR(values[p][i], expected[i], 1e-5);
   // The auxiliary peer sent only averaged parts: nothing of its own vector.
-  EXPECT_EQ(swarm.network->bytes_delivered(), swarm.world->bytes_sent(0) + swarm.world->bytes_sent(1) +
+  EXPECT_EQ(swarm.world->bytes_delivered(), swarm.world->bytes_sent(0) + swarm.world->bytes_sent(1) +
                                                   swarm.world->bytes_sent(2) + swarm.world->bytes_sent(3));
 }
 
@@ -93,7 +93,7 @@ TEST(ButterflyRound, Fp16OnTheWireStaysWithinHalfPrecision) {
   auto values = random_vectors(n, length, 9);
   const auto expected = weighted_average(values, w);
   swarm.start(plan_for(w, {0.25, 0.25, 0.25, 0.25}, length, codec::Codec::Fp16), &values);
-  swarm.engine.run();
+  swarm.world->run();
   for (std::size_t p = 0; p < n; ++p)
     for (std::size_t i = 0; i < length; ++i)
       ASSERT_NEAR(values[p][i], expected[i], 4e-3 * (1 + std::abs(expected[i])));  // two fp16 roundings
@@ -106,7 +106,7 @@ TEST(ButterflyRound, ChargesExactlyTheEncodedBytes) {
   Swarm swarm(uniform_links(n, 1e8));
   const RoundPlan plan = plan_for({1, 1, 1}, {0.5, 0.3, 0.2}, length, codec::Codec::Fp16, 1024);
   swarm.start(plan, nullptr);
-  swarm.engine.run();
+  swarm.world->run();
   auto part_bytes = [&](std::size_t j, std::uint32_t k) {
     PartHeader h;
     h.elements = static_cast<std::uint32_t>(plan.part_count(j, k));
@@ -126,14 +126,15 @@ TEST(ButterflyRound, ChargesExactlyTheEncodedBytes) {
   EXPECT_EQ(plan.parts_in_span(0), 3u);
 }
 
-TEST(ButterflyRound, TimeMatchesTheFluidModelForTwoPeers) {
-  // Two peers, 8 Mb/s each way, 1 MB of fp32 each, equal halves: each sends 0.5 MB and returns
-  // 0.5 MB over its upload, the two directions in parallel: ~1 s plus framing and latency.
+TEST(ButterflyRound, TimeFollowsTheUploadRateForTwoPeers) {
+  // Two peers, 8 Mb/s up, 1 MB of fp32 each, equal halves: each sends 0.5 MB and returns 0.5 MB
+  // over its upload, the two directions in parallel: ~1 s plus framing and latency. Nothing is
+  // shared, so the memory world's upload FIFO gives what the fluid model gives.
   Swarm swarm(uniform_links(2, 8e6, 0.0));
   const std::uint64_t length = 250'000;  // 1 MB of fp32
   const RoundPlan plan = plan_for({1, 1}, {0.5, 0.5}, length, codec::Codec::Fp32, 1 << 30);
   swarm.start(plan, nullptr);
-  swarm.engine.run();
+  swarm.world->run();
   ASSERT_EQ(swarm.outcomes.size(), 2u);
   // One part per span: the send (0.5 s), then the averaged part back (0.5 s), header bytes aside.
   EXPECT_NEAR(swarm.outcomes[0].finished, 1.0, 1e-3);
@@ -149,7 +150,7 @@ TEST(ButterflyRound, MalformedAndForeignMessagesAreDroppedWithoutHarm) {
   Message junk;
   junk.bytes = {static_cast<std::uint8_t>(ServiceId::Averaging), 1, 2, 3};
   swarm.world->env(2).send(0, junk);
-  swarm.engine.run();
+  swarm.world->run();
   EXPECT_EQ(swarm.services[0]->malformed_messages(), 1u);
   for (std::size_t p = 0; p < n; ++p)
     for (std::size_t i = 0; i < length; ++i) ASSERT_NEAR(values[p][i], expected[i], 1e-5);

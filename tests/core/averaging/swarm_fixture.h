@@ -1,5 +1,5 @@
 #pragma once
-// A little collaboration for protocol tests: peers on the fluid network, each hosting an
+// A little collaboration for protocol tests: peers in the core's memory world, each hosting an
 // AveragingService behind a ServiceMux, as the simulator wires them.
 #include <memory>
 #include <numeric>
@@ -9,26 +9,23 @@
 #include "core/averaging/averaging_service.h"
 #include "core/averaging/role_assignment.h"
 #include "core/service_mux.h"
-#include "sim/network/flow_network.h"
-#include "sim/binding/sim_world.h"
+#include "support/memory_world.h"
 
 namespace swarmlab::core::averaging::testing {
 
+using core::testing::MemoryWorld;
+using core::testing::PeerSpec;
+
 struct Swarm {
-  sim::Engine engine;
-  std::unique_ptr<sim::FlowNetwork> network;
-  std::unique_ptr<sim::SimWorld> world;
+  std::unique_ptr<MemoryWorld> world;
   std::vector<std::unique_ptr<AveragingService>> services;
   std::vector<std::unique_ptr<ServiceMux>> muxes;
   std::vector<RoundOutcome> outcomes;
   std::vector<PeerId> finished_peers;
 
-  explicit Swarm(std::vector<sim::LinkSpec> links) {
-    const std::size_t n = links.size();
-    network = std::make_unique<sim::FlowNetwork>(engine, std::move(links));
-    std::vector<sim::SimPeerSpec> specs(n);
-    for (std::size_t i = 0; i < n; ++i) specs[i] = {"peer-" + std::to_string(i), 1.0};
-    world = std::make_unique<sim::SimWorld>(engine, *network, specs, 1);
+  explicit Swarm(std::vector<PeerSpec> peers) {
+    const std::size_t n = peers.size();
+    world = std::make_unique<MemoryWorld>(std::move(peers), 1);
     for (PeerId i = 0; i < n; ++i) {
       services.push_back(std::make_unique<AveragingService>(world->env(i)));
       muxes.push_back(std::make_unique<ServiceMux>());
@@ -51,8 +48,9 @@ struct Swarm {
   }
 };
 
-inline std::vector<sim::LinkSpec> uniform_links(std::size_t n, double bps, double latency = 0.001) {
-  return std::vector<sim::LinkSpec>(n, sim::LinkSpec{bps, bps, latency});
+// n peers uploading at `bps` each, `latency` one-way access latency each.
+inline std::vector<PeerSpec> uniform_links(std::size_t n, double bps, double latency = 0.001) {
+  return std::vector<PeerSpec>(n, PeerSpec{latency, bps, 1.0});
 }
 
 inline RoundPlan plan_for(std::vector<double> weights, std::vector<double> fractions, std::uint64_t length,

@@ -7,16 +7,30 @@
 #include <optional>
 
 #include "core/service_ids.h"
-#include "fake_world.h"
+#include "support/memory_world.h"
 
 namespace swarmlab::core::dht {
 namespace {
 
-using testing::FakeWorld;
+// The core's memory world with 0.05 s between any two peers, recording every message sent.
+struct DhtWorld : core::testing::MemoryWorld {
+  struct Sent {
+    PeerId from, to;
+    std::vector<std::uint8_t> bytes;
+  };
+  explicit DhtWorld(std::size_t peers, Seconds latency = 0.05)
+      : MemoryWorld(peers, core::testing::PeerSpec{latency / 2}, /*seed=*/7) {}
+  void record() {
+    on_send = [this](PeerId from, PeerId to, const Message& m) { sent.push_back({from, to, m.bytes}); };
+  }
+  // Loudly (a crash: its contacts hear of it, and connections to it are refused) or silently.
+  void take_down(PeerId p, bool silent = false) { set_down(p, silent ? Departure::Silent : Departure::Crash); }
+  std::vector<Sent> sent;
+};
 
 Bytes b(std::string_view s) { return Bytes(s.begin(), s.end()); }
 
-// n DHT nodes in a fake world; node 0 starts alone and the others join through it one by one.
+// n DHT nodes in the memory world; node 0 starts alone and the others join through it one by one.
 struct Network {
   explicit Network(std::size_t n, DhtConfig config = {}, Seconds latency = 0.05) : world(n, latency) {
     for (PeerId i = 0; i < n; ++i) {
@@ -71,7 +85,7 @@ struct Network {
     return all;
   }
 
-  FakeWorld world;
+  DhtWorld world;
   std::vector<std::unique_ptr<DhtNode>> nodes;
 };
 
@@ -146,12 +160,12 @@ TEST(DhtNode, LookupSurvivesDeadPeers) {
   ASSERT_EQ(replicas.size(), 5u);
   // Three replicas vanish silently (only timeouts notice), one refuses connections, and ten more
   // nodes die too.
-  for (int i = 0; i < 3; ++i) net.world.set_down(replicas[i], /*silent=*/true);
-  net.world.set_down(replicas[3]);
+  for (int i = 0; i < 3; ++i) net.world.take_down(replicas[i], /*silent=*/true);
+  net.world.take_down(replicas[3]);
   int killed = 0;
   for (PeerId p = 1; p < 50 && killed < 10; ++p)
     if (p != 7 && std::find(replicas.begin(), replicas.end(), p) == replicas.end() && p != 30) {
-      net.world.set_down(p, p % 2);
+      net.world.take_down(p, p % 2);
       ++killed;
     }
   auto [record, stats] = net.get(30, "k");
@@ -172,7 +186,7 @@ TEST(DhtNode, FailingPeerIsEvictedAndBanned) {
   });
   ASSERT_NE(victim_entry, nullptr);
   const Contact victim = victim_entry->contact;
-  net.world.set_down(victim.peer, /*silent=*/true);
+  net.world.take_down(victim.peer, /*silent=*/true);
   bool done = false;
   a.find_nodes(victim.id, [&](std::vector<Contact>, const LookupStats&) { done = true; });
   net.world.run_for(2.9);
@@ -187,9 +201,9 @@ TEST(DhtNode, FailingPeerIsEvictedAndBanned) {
 }
 
 TEST(DhtNode, BootstrapReportsFailureWhenNoInitialPeerAnswers) {
-  FakeWorld world(3);
-  world.set_down(1);
-  world.set_down(2, /*silent=*/true);
+  DhtWorld world(3);
+  world.take_down(1);
+  world.take_down(2, /*silent=*/true);
   DhtNode node(world.env(0), NodeId::of_key("n"));
   world.env(0).set_sink(&node);
   std::optional<bool> result;
@@ -204,7 +218,7 @@ struct Probe {
   Probe() : world(2) {
     node = std::make_unique<DhtNode>(world.env(0), NodeId::of_key("node"));
     world.env(0).set_sink(node.get());
-    world.record = true;
+    world.record();
     world.run_until(100);
   }
   std::vector<std::uint8_t> ping(Seconds sender_time, std::uint64_t request_id = 1) {
@@ -218,7 +232,7 @@ struct Probe {
   std::size_t replies() const {
     return std::count_if(world.sent.begin(), world.sent.end(), [](const auto& s) { return s.from == 0; });
   }
-  FakeWorld world;
+  DhtWorld world;
   std::unique_ptr<DhtNode> node;
 };
 
@@ -270,10 +284,10 @@ TEST(DhtNode, MalformedAndUnexpectedMessagesAreDroppedHarmlessly) {
 }
 
 TEST(DhtNode, ReplyFromTheWrongPeerIsIgnored) {
-  FakeWorld world(3);
+  DhtWorld world(3);
   DhtNode node(world.env(0), NodeId::of_key("n"));
   world.env(0).set_sink(&node);
-  world.record = true;
+  world.record();
   node.bootstrap({1}, [](bool) {});
   world.run_for(0.01);
   ASSERT_EQ(world.sent.size(), 1u);
@@ -307,7 +321,7 @@ TEST(DhtNode, CountsTraffic) {
     EXPECT_GT(n->stats().bytes_sent, n->stats().messages_sent * 30);
   }
   EXPECT_GT(sent, 0u);
-  EXPECT_EQ(sent, received);  // nothing is lost in the fake world
+  EXPECT_EQ(sent, received);  // nothing is lost in the memory world (no faults set)
 }
 
 }  // namespace

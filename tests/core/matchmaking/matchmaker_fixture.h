@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/matchmaking/matchmaker.h"
-#include "dht_swarm.h"
+#include "support/dht_swarm.h"
 
 namespace swarmlab::core::matchmaking::testing {
 
@@ -34,9 +34,8 @@ struct MatchSwarm : core::testing::DhtSwarm {
     mm[p]->look_for_group([this, p](std::optional<Group> g) { results[p].push_back({std::move(g), now()}); }, timeout);
   }
   void look_at(Seconds t, PeerId p, Seconds timeout = std::numeric_limits<double>::infinity()) {
-    engine.at(t, [this, p, timeout] { look(p, timeout); });
+    world->at(t, [this, p, timeout] { look(p, timeout); });
   }
-  void run_for(Seconds d) { engine.run_until(now() + d); }
 };
 
 }  // namespace swarmlab::core::matchmaking::testing

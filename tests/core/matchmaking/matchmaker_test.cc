@@ -107,7 +107,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, SixtyFourPeers, ::testing::Values(1, 2, 3));
 // The leader of a forming group disappears. Its followers notice (at once when the connection
 // breaks; otherwise when their wait for "begin" runs out at the leader's expiration +
 // request_timeout) and regroup among themselves within one more min_matchmaking_time.
-void leader_dies(sim::SimWorld::Departure how, Seconds bound) {
+void leader_dies(core::testing::MemoryWorld::Departure how, Seconds bound) {
   MatchSwarm s(6, [](PeerId) {
     MatchmakingConfig c;
     c.target_group_size = 8;  // never full: the leader waits for its expiration
@@ -135,12 +135,12 @@ void leader_dies(sim::SimWorld::Departure how, Seconds bound) {
 TEST(Matchmaker, FollowersRegroupWhenTheLeaderVanishes) {
   // Leader's expiration t0+5, + request_timeout 3 + the leader's possible extension 3 (a follower
   // cannot know whether it will hold the group open), + a new declaration of 5, + lookups.
-  leader_dies(sim::SimWorld::Departure::Silent, 5 + 3 + 3 + 5 + 1);
+  leader_dies(core::testing::MemoryWorld::Departure::Silent, 5 + 3 + 3 + 5 + 1);
 }
 
 TEST(Matchmaker, FollowersRegroupAtOnceWhenTheLeaderCrashes) {
   // Crash at t0+2 is reported: a new declaration of 5 from there, + lookups.
-  leader_dies(sim::SimWorld::Departure::Crash, 2 + 5 + 1);
+  leader_dies(core::testing::MemoryWorld::Departure::Crash, 2 + 5 + 1);
 }
 
 TEST(Matchmaker, ClientModePeersJoinButNeverLead) {

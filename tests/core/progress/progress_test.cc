@@ -5,11 +5,11 @@
 #include <memory>
 #include <vector>
 
-#include "../matchmaking/dht_swarm.h"
 #include "core/progress/global_progress.h"
 #include "core/progress/peer_progress.h"
 #include "core/progress/progress_tracker.h"
 #include "core/wire.h"
+#include "support/dht_swarm.h"
 
 namespace swarmlab::core::progress {
 namespace {
@@ -101,10 +101,10 @@ TEST(ProgressTracker, RecordsAreRefreshedAndExpire) {
   ProgressTracker b(swarm.env(2), *swarm.nodes[2], ProgressConfig{"run", StepTarget{100}, 30, 10});
   a->report({3, 40, 8});
   // Long after the first record would have expired, the refreshes keep it alive.
-  swarm.engine.run_until(swarm.now() + 100);
+  swarm.run_for(100);
   std::optional<GlobalProgress> seen;
   b.fetch([&](const GlobalProgress& g) { seen = g; });
-  swarm.engine.run_until(swarm.now() + 5);
+  swarm.run_for(5);
   ASSERT_TRUE(seen);
   EXPECT_EQ(seen->peers, 1u);
   EXPECT_EQ(seen->global_step, 3u);
@@ -112,10 +112,10 @@ TEST(ProgressTracker, RecordsAreRefreshedAndExpire) {
 
   // The peer leaves: its record expires within `expiration`.
   a.reset();
-  swarm.engine.run_until(swarm.now() + 31);
+  swarm.run_for(31);
   seen.reset();
   b.fetch([&](const GlobalProgress& g) { seen = g; });
-  swarm.engine.run_until(swarm.now() + 5);
+  swarm.run_for(5);
   ASSERT_TRUE(seen);
   EXPECT_EQ(seen->peers, 0u);
 }
@@ -200,7 +200,7 @@ class Collaboration {
 TEST(ProgressTracker, GlobalStepAdvancesAtTheTargetBatchAndEtaIsAccurate) {
   const std::vector<double> speeds = {40, 60, 80, 100, 120, 160, 200, 240};  // Σ = 1000 samples/s
   Collaboration c(speeds);
-  c.swarm.engine.run_until(c.swarm.now() + 40);
+  c.swarm.run_for(40);
 
   // About 6 s per step; a few steps in 40 s, every peer following.
   ASSERT_GE(c.samples_at_step.size(), 5u);

@@ -1,6 +1,8 @@
 #pragma once
 // A Raft group under test: server peers (RaftNode + MemoryStorage + KvStateMachine behind a
-// ServiceMux) and key-value client peers on a ChaosNet, with a recorder that checks Raft's safety
+// ServiceMux) and key-value client peers in the core's memory world, on a network that (seeded)
+// loses, duplicates, delays and reorders messages and partitions peers: the real bindings deliver
+// reliably and in order per pair, and Raft must not depend on either. A recorder that checks Raft's safety
 // properties as the run goes:
 //
 // - Election Safety: at most one leader per term (across crashes and restarts);
@@ -24,11 +26,13 @@
 #include "core/raft/node.h"
 #include "core/raft/storage.h"
 #include "core/service_mux.h"
-#include "sim/engine.h"
-#include "chaos_net.h"
 #include "linearizability.h"
+#include "support/memory_world.h"
 
 namespace swarmlab::core::raft::testing {
+
+using core::testing::LinkFaults;
+using core::testing::MemoryWorld;
 
 struct ClusterOptions {
   std::size_t servers = 3;
@@ -101,7 +105,8 @@ class Cluster {
   };
 
   explicit Cluster(ClusterOptions options)
-      : options_(std::move(options)), net_(engine_, options_.servers + options_.clients, options_.seed) {
+      : options_(std::move(options)),
+        net_(options_.servers + options_.clients, core::testing::PeerSpec{0, 0, 0}, options_.seed) {
     net_.set_faults(options_.faults);
     if (options_.members.empty())
       for (PeerId p = 0; p < options_.servers; ++p) options_.members.push_back(p);
@@ -129,9 +134,8 @@ class Cluster {
     for (auto& s : servers_) s->node.reset();
   }
 
-  sim::Engine& engine() { return engine_; }
-  ChaosNet& net() { return net_; }
-  Seconds now() const { return engine_.now(); }
+  MemoryWorld& net() { return net_; }
+  Seconds now() const { return net_.now(); }
   std::size_t servers() const { return servers_.size(); }
   const ClusterOptions& options() const { return options_; }
   RaftNode* node(PeerId p) { return servers_.at(p)->node.get(); }
@@ -139,20 +143,21 @@ class Cluster {
   KvClient& client(std::size_t i) { return *clients_.at(i); }
   std::size_t clients() const { return clients_.size(); }
 
-  void run_until(Seconds t) { engine_.run_until(t); }
-  void run_for(Seconds d) { engine_.run_until(engine_.now() + d); }
+  void run_until(Seconds t) { net_.run_until(t); }
+  void run_for(Seconds d) { net_.run_for(d); }
 
   // Crash: the node object is destroyed (its timers must all be cancelled) and its volatile state
-  // is lost; storage survives.
+  // is lost; storage survives. Nobody is told (Raft hears of failures only through its timeouts),
+  // and its messages still in flight are lost with it.
   void crash(PeerId p) {
     Server& s = server(p);
     if (!s.node) return;
     s.node.reset();
     s.machine.reset();
-    net_.set_down(p);
     if (net_.outstanding_timers(p) != 0)
       violation("node " + std::to_string(p) + " left " + std::to_string(net_.outstanding_timers(p)) +
                 " timers behind when destroyed");
+    net_.set_down(p, MemoryWorld::Departure::Silent);
     ++crashes_;
   }
   void restart(PeerId p) {
@@ -181,7 +186,7 @@ class Cluster {
         if (node(*l) && node(*l)->is_leader() && node(*l)->term() == t) return l;
         continue;
       }
-      if (!engine_.step()) break;
+      if (!net_.step()) break;
     }
     return leader();
   }
@@ -304,8 +309,7 @@ class Cluster {
   }
 
   ClusterOptions options_;
-  sim::Engine engine_;
-  ChaosNet net_;
+  MemoryWorld net_;
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<std::unique_ptr<KvClient>> clients_;
   std::vector<std::string> violations_;

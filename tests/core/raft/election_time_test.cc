@@ -54,14 +54,14 @@ ElectionSample measure(std::uint64_t seed, const RaftConfig& raft, Seconds max_d
     if (!r.pre_vote) return;
     if (!first_campaign.count(from)) first_campaign[from] = c.now();
   };
-  // Messages the leader sent before crashing still arrive, as a crashed process's last packets do.
+  // Messages the leader sent before crashing are lost with it (as the simulator's crashes do).
   crash_at = c.now();
   const Term old_term = c.node(*leader)->term();
   c.crash(*leader);
   crashed = true;
   std::optional<Seconds> elected;
   Term new_term = 0;
-  while (c.now() < crash_at + 5.0 && c.engine().step()) {
+  while (c.now() < crash_at + 5.0 && c.net().step()) {
     auto l = c.leader();
     if (l && c.node(*l)->term() > old_term) {
       elected = c.now();

@@ -135,7 +135,7 @@ TEST(RaftNode, LeaderCrashAtEveryStepOfReplication) {
     Cluster c(options(3, 100 + static_cast<std::uint64_t>(k), 1));
     const PeerId leader = *c.run_until_leader(2.0, 0.2);
     c.client(0).run_workload(c.now() + 0.05);
-    for (int i = 0; i < k; ++i) c.engine().step();
+    for (int i = 0; i < k; ++i) c.net().step();
     const std::size_t committed = c.committed().size();
     c.crash(leader);
     c.run_for(1.5);
@@ -154,7 +154,7 @@ template <typename F>
 bool step_until(Cluster& c, Seconds limit, F done) {
   const Seconds end = c.now() + limit;
   while (!done()) {
-    if (c.now() > end || !c.engine().step()) return false;
+    if (c.now() > end || !c.net().step()) return false;
   }
   return true;
 }
@@ -214,8 +214,8 @@ TEST(RaftNode, NeverCommitsAnEarlierTermsEntryByCountingReplicas) {
 
 TEST(RaftNode, AVoteSurvivesACrash) {
   // A node votes in term 5, crashes and restarts: it must not vote for another candidate in term 5.
-  sim::Engine engine;
-  testing::ChaosNet net(engine, 3, 1);
+  testing::MemoryWorld net(3, core::testing::PeerSpec{0, 0, 0}, 1);
+  net.set_faults({});
   MemoryStorage storage(Configuration::of({0, 1, 2}));
   std::vector<RaftMessage> replies;
   net.on_send = [&](PeerId, PeerId, const Message& m) { replies.push_back(decode(m.bytes, WireLimits{})); };

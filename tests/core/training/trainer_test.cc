@@ -5,17 +5,13 @@
 
 #include "core/training/state_messages.h"
 #include "core/wire.h"
-#include "sim/engine.h"
-#include "sim/network/flow_network.h"
-#include "sim/binding/sim_world.h"
+#include "support/memory_world.h"
 
 namespace swarmlab::core::training {
 namespace {
 
 struct OnePeer {
-  sim::Engine engine;
-  sim::FlowNetwork network{engine, {{1e9, 1e9, 0}}};
-  sim::SimWorld world{engine, network, {{"gpu", 10}}, 1};
+  core::testing::MemoryWorld world{1, core::testing::PeerSpec{0, 1e9, /*compute_sps=*/10}};
 };
 
 // A learner that only takes time: Environment::compute at the peer's speed.
@@ -51,15 +47,15 @@ TEST(Trainer, ComputesMicroBatchesAtItsSpeedAndPausesAfterTheOneInFlight) {
   std::uint64_t seen = 0;
   Trainer t(learner, {4, 0}, [&](std::uint64_t n) { seen += n; });
   t.resume();
-  w.engine.run_until(1.0);  // 10 samples/s: micro-batches of 4 done at 0.4 and 0.8 s
+  w.world.run_until(1.0);  // 10 samples/s: micro-batches of 4 done at 0.4 and 0.8 s
   EXPECT_EQ(t.accumulated(), 8u);
   t.pause();
-  w.engine.run_until(5.0);  // the one in flight (0.8 .. 1.2 s) still lands
+  w.world.run_until(5.0);  // the one in flight (0.8 .. 1.2 s) still lands
   EXPECT_EQ(t.take(), 12u);
   EXPECT_EQ(t.accumulated(), 0u);
   EXPECT_NEAR(learner.compute_seconds(), 1.2, 1e-9);
   t.resume();
-  w.engine.run_until(6.0);
+  w.world.run_until(6.0);
   EXPECT_EQ(seen, 20u);
 }
 
@@ -68,7 +64,7 @@ TEST(Trainer, StopsExactlyAtItsQuota) {
   TimedLearner learner(w.world.env(0));
   Trainer t(learner, {4, 10}, [](std::uint64_t) {});
   t.resume();
-  w.engine.run_until(100);
+  w.world.run_until(100);
   EXPECT_EQ(t.accumulated(), 10u);  // 4 + 4 + 2
   EXPECT_TRUE(t.quota_reached());
   EXPECT_NEAR(learner.compute_seconds(), 1.0, 1e-9);

@@ -1,0 +1,15 @@
+#pragma once
+// The factories binding_names() lists (one file each).
+#include <memory>
+
+#include "conformance/binding.h"
+
+namespace swarmlab::conformance {
+
+std::unique_ptr<BindingFactory> flow_binding();
+std::unique_ptr<BindingFactory> latency_binding();
+std::unique_ptr<BindingFactory> ns3_binding();
+std::unique_ptr<BindingFactory> memory_binding();
+std::unique_ptr<BindingFactory> live_binding();
+
+}  // namespace swarmlab::conformance
