@@ -47,13 +47,13 @@ std::vector<std::optional<exec::SocketAddress>> parse_peers(const std::string& t
     if (item.empty()) continue;
     const auto eq = item.find('=');
     if (eq == std::string::npos) throw std::invalid_argument("--peers: \"" + item + "\" is not ID=ADDRESS");
-    std::size_t id = 0;
-    try {
-      id = std::stoul(item.substr(0, eq));
-    } catch (const std::exception&) {
-      throw std::invalid_argument("--peers: \"" + item + "\" does not start with a peer index");
-    }
+    const std::string index = item.substr(0, eq);
+    // Plain digits: std::stoul would take "-1" and wrap it around.
+    if (index.empty() || index.size() > 9 || index.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("--peers: \"" + item + "\" does not start with a peer index (decimal digits)");
+    const std::size_t id = std::stoul(index);
     if (id >= n) throw std::invalid_argument("--peers: peer " + std::to_string(id) + " is not in the scenario (" + std::to_string(n) + " peers)");
+    if (out[id]) throw std::invalid_argument("--peers: peer " + std::to_string(id) + " is listed twice (expected one address per peer)");
     out[id] = exec::SocketAddress::parse(item.substr(eq + 1));
   }
   return out;

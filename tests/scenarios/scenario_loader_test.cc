@@ -178,7 +178,7 @@ TEST_F(ScenarioWithTraces, TracePeersMustBeScenarioPeers) {
 // The full example in scenarios/README.md loads (the documentation stays true).
 TEST(ScenarioReadme, ExampleLoads) {
   const std::string readme =
-      traces::read_text_file(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/README.md");
+      traces::read_text_file(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/README.md", 1 << 20);
   const auto start = readme.find("```json\n");
   ASSERT_NE(start, std::string::npos);
   const auto end = readme.find("```", start + 8);
