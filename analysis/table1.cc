@@ -46,7 +46,6 @@ std::string shared_key(const scenarios::Scenario& sc) {
 // Every setup is a collaboration, they share the workload and part size (the odd one out is named:
 // the one whose key the others do not share), and every peer has the same latency.
 void check_setups(const std::vector<scenarios::Scenario>& loaded) {
-  for (const auto& sc : loaded) scenarios::require_collaboration(sc, "table1");
   for (std::size_t s = 0; s < loaded.size(); ++s) {
     std::size_t agree = 0;
     for (const auto& other : loaded) agree += shared_key(other) == shared_key(loaded[s]);
@@ -81,7 +80,10 @@ Table1Report run_table1(const Table1Options& options) {
   report.rounds = options.rounds;
   report.warmup_rounds = options.warmup_rounds;
   std::vector<scenarios::Scenario> loaded;
-  for (const char* setup : kSetups) loaded.push_back(scenarios::load_scenario(options.scenario_dir + "/" + setup + ".json"));
+  for (const char* setup : kSetups) {
+    loaded.push_back(scenarios::load_scenario(options.scenario_dir + "/" + setup + ".json"));
+    scenarios::require_collaboration(loaded.back(), "table1");
+  }
   check_setups(loaded);
   for (const auto& sc : loaded) {
     sim::check_planner_size(sc, false, "swarmlab table1");

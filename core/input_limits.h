@@ -42,8 +42,8 @@ inline constexpr std::uint64_t kMaxFailures = 100'000;  // injected failures lis
 // The DeDLOC planner (sim/experiments/run_cost.h, check_planner_size): peers its LP with fixed
 // roles (strategy "ours") and its roles search (swarmlab plan) solve within seconds. Past them a
 // run is refused, never handed to GLPK.
-inline constexpr std::uint64_t kMaxPlannerPeers = 64;
-inline constexpr std::uint64_t kMaxPlannerRolesPeers = 64;
+inline constexpr std::uint64_t kMaxPlannerPeers = 256;
+inline constexpr std::uint64_t kMaxPlannerRolesPeers = 128;
 
 // Command-line rates and counts.
 inline constexpr double kMaxOpsPerPeerHour = 1e6;   // dht --gets/--puts-per-peer-hour

@@ -18,7 +18,7 @@
 namespace swarmlab::sim {
 
 struct RunBudget {
-  double max_events = 2e9;          // --max-events
+  double max_events = 5e8;          // --max-events (about a million events a second on the flow backend)
   double max_memory_gib = 8;        // --max-memory-gib
 };
 

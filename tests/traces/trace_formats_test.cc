@@ -60,7 +60,7 @@ TEST(ChurnTrace, EqualTimesAreAllowedAndApplyInFileOrder) {
 
 TEST(ChurnTrace, RoundTripsExactly) {
   ChurnTrace t;
-  t.events = {{"a", 0, true}, {"b", 0.1, false}, {"a", 1.0 / 3.0, false}, {"b", 1e21, true}};
+  t.events = {{"a", 0, true}, {"b", 0.1, false}, {"a", 1.0 / 3.0, false}, {"b", 99999999.875, true}};
   EXPECT_EQ(parse_churn_trace(to_csv(t), "rt.csv"), t);
 }
 
@@ -94,7 +94,7 @@ TEST(BandwidthTrace, ParsesAndLooksUpTheRowInForce) {
 
 TEST(BandwidthTrace, RoundTripsExactly) {
   BandwidthTrace t;
-  t.events = {{"a", 0, 1e8, 2e7}, {"b", 0.25, 123456789.125, 0}, {"a", 7200, 3e9, 1.5e9}};
+  t.events = {{"a", 0, 1e8, 2e7}, {"b", 0.25, 123456789.125, 1000}, {"a", 7200, 3e9, 1.5e9}};
   EXPECT_EQ(parse_bandwidth_trace(to_csv(t), "rt.csv"), t);
 }
 
