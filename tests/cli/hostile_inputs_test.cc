@@ -257,6 +257,18 @@ TEST(HostileInputLimits, OutputsAreByteIdenticalAndCarryNoClockOrPath) {
     }
     EXPECT_NE(slurp(cwd / "a" / "run-info.json").find(src), std::string::npos);
   }
+  // train --out (albert --out writes the same files per setup).
+  const std::string sc = src + "/scenarios/albert/heterogeneous.json";
+  fs::copy(sc, cwd / "h.json", fs::copy_options::overwrite_existing);
+  ASSERT_EQ(run_limited("train --hours 0.5 --out " + (cwd / "ta").string() + " " + sc, cwd).exit_code, 0);
+  ASSERT_EQ(run_limited("train --hours 0.5 --out tb h.json", cwd).exit_code, 0);
+  for (const char* f : {"albert-heterogeneous.json", "albert-heterogeneous_series.csv", "albert-heterogeneous_peers.csv",
+                        "albert-heterogeneous_steps.csv"}) {
+    const std::string x = slurp(cwd / "ta" / f), y = slurp(cwd / "tb" / f);
+    EXPECT_FALSE(x.empty()) << f;
+    EXPECT_EQ(x, y) << f;
+    EXPECT_EQ(x.find(src), std::string::npos) << f;
+  }
   fs::remove_all(cwd);
 }
 
