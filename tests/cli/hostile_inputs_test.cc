@@ -194,6 +194,9 @@ INSTANTIATE_TEST_SUITE_P(Corpus, HostileInput, ::testing::Values(
     Hostile{"dht_replacements", "dht --peers 100000 --churn-per-hour 100 --hours 10",
             {"command line", "--churn-per-hour", "expected at most 10000000"}},
     Hostile{"launch_scale_0", "launch @S@/table1/A.json --scale 0", {"--scale", "expected a scale factor above 0", "got \"0\""}},
+    Hostile{"validate_scale_0", "validate @S@/table1/A.json --scale 0", {"--scale", "expected a scale factor above 0"}},
+    Hostile{"peer_scale_0", "peer @S@/table1/A.json --id 0 --peers 0=127.0.0.1:1 --scale 0",
+            {"--scale", "expected a scale factor above 0"}},
     Hostile{"launch_dht_only", "launch @H@/dht_only.json", {"dht_only.json", "top level", "swarmlab launch needs a collaboration scenario"}},
     // Other promises.
     Hostile{"table1_odd_setup_a", "table1 --quiet --scenarios @H@/table1_odd_a",
