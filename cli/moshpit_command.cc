@@ -64,16 +64,21 @@ const bool registered = register_command(
     "moshpit", "Simulate Moshpit averaging against all-reduce with restarts and random groups",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<MoshpitArgs>();
-      sub.add_option("--peers", args->peers, "number of peers N")->required();
-      sub.add_option("--group-size", args->group_size, "group size m (the grid side is at most m)")->required();
-      sub.add_option("--rounds", args->rounds, "rounds to simulate")->required();
+      sub.add_option("--peers", args->peers, "number of peers N")->required()->check(Count(2, 0xFFFFFFFFull, "a number of peers"));
+      sub.add_option("--group-size", args->group_size, "group size m (the grid side is at most m)")
+          ->required()
+          ->check(Count(2, 0xFFFFFFFFull, "a group size"));
+      sub.add_option("--rounds", args->rounds, "rounds to simulate")->required()->check(Count(1, 10'000'000, "a number of rounds"));
       sub.add_option("--seed", args->seed, "random seed")->required()->check(Seed());
-      sub.add_option("--dim", args->dim, "vector dimension")->capture_default_str();
+      sub.add_option("--dim", args->dim, "vector dimension")
+          ->check(Count(1, 1ull << 28, "a vector dimension"))
+          ->capture_default_str();
       sub.add_option("--target", args->target, "relative error to reach")
           ->check(Positive(1, "a relative error"))
           ->capture_default_str();
       sub.add_option("--failure-rate", args->failure_rate, "per-peer, per-round failure probability in [0, 1)")
-          ->required();
+          ->required()
+          ->check(Real(0, 1, "a probability (below 1)"));
       add_budget_options(sub, args->budget);
       sub.add_flag("--json", args->json, "print JSON instead of a table");
       return [args] { return run_moshpit(*args); };

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,7 +40,9 @@ struct LimitedRun {
 // 3 × kMaxWallS (so a hang fails the test rather than the suite).
 LimitedRun run_limited(const std::string& args, const fs::path& cwd) {
   int fds[2];
-  if (pipe(fds) != 0) return {};
+  if (pipe2(fds, O_CLOEXEC) != 0) return {};  // CLOEXEC: runs in parallel must not hold each other's pipes
+  // Everything the child needs is made before fork: other threads may hold the allocator's lock.
+  const std::string cmd = "exec " + std::string(SWARMLAB_BINARY_DIR) + "/swarmlab " + args;
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
@@ -52,7 +55,6 @@ LimitedRun run_limited(const std::string& args, const fs::path& cwd) {
     close(fds[0]);
     close(fds[1]);
     if (chdir(cwd.c_str()) != 0) _exit(126);
-    const std::string cmd = "exec " + std::string(SWARMLAB_BINARY_DIR) + "/swarmlab " + args;
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -218,6 +220,48 @@ INSTANTIATE_TEST_SUITE_P(Corpus, HostileInput, ::testing::Values(
             {"--peers", "peer 0 is listed twice"}},
     Hostile{"launch_kill_negative_peer", "launch @S@/table1/A.json --kill -1@1+0.5", {"--kill", "expected PEER@ROUND+SECONDS"}}));
 // clang-format on
+
+// The argument generator: every numeric option of the commands above, given each value a careless
+// script produces (a negative that would wrap around, NaN, an overflow, hexadecimal, a number past
+// 2^64), is refused with exit code 2 and a message naming the option, before anything runs.
+TEST(HostileArguments, EveryNumericOptionRefusesEveryHostileValue) {
+  const std::string a = std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/table1/A.json";
+  const std::vector<std::pair<std::string, std::string>> options = {
+      {"sim " + a, "--rounds"}, {"sim " + a, "--max-events"}, {"sim " + a, "--max-memory-gib"},
+      {"table1", "--rounds"}, {"table1", "--warmup"}, {"plan " + a, "--max-gap"}, {"albert", "--hours"},
+      {"train " + a, "--hours"}, {"dht", "--peers"}, {"dht", "--churn-per-hour"}, {"dht", "--hours"},
+      {"dht", "--seed"}, {"dht", "--gets-per-peer-hour"}, {"dht", "--puts-per-peer-hour"},
+      {"groupsize --failure-rate 0.1", "--peers"}, {"groupsize --peers 16", "--failure-rate"},
+      {"moshpit --group-size 2 --failure-rate 0 --rounds 2 --seed 1", "--peers"},
+      {"moshpit --peers 8 --failure-rate 0 --rounds 2 --seed 1", "--group-size"},
+      {"moshpit --peers 8 --group-size 2 --rounds 2 --seed 1", "--failure-rate"},
+      {"moshpit --peers 8 --group-size 2 --failure-rate 0 --seed 1", "--rounds"},
+      {"moshpit --peers 8 --group-size 2 --failure-rate 0 --rounds 2", "--seed"},
+      {"moshpit --peers 8 --group-size 2 --failure-rate 0 --rounds 2 --seed 1", "--dim"},
+      {"launch " + a, "--rounds"}, {"launch " + a, "--parameters"}, {"launch " + a, "--scale"},
+      {"launch " + a, "--goodput"}, {"launch " + a, "--pace-all"}, {"launch " + a, "--sender-timeout"},
+      {"launch " + a, "--deadline"}, {"launch " + a, "--restart-after"}};
+  const fs::path cwd = fs::temp_directory_path() / ("swarmlab-args-" + std::to_string(getpid()));
+  fs::create_directories(cwd);
+  std::vector<std::string> lines;
+  for (const auto& [command, option] : options)
+    for (const char* value : {"-1", "nan", "1e308", "0x10", "18446744073709551616"})
+      lines.push_back(command + " " + option + " " + value);
+  // Four at a time: each run is mostly process start-up.
+  for (std::size_t first = 0; first < lines.size(); first += 4) {
+    std::vector<std::future<LimitedRun>> runs;
+    for (std::size_t i = first; i < std::min(first + 4, lines.size()); ++i)
+      runs.push_back(std::async(std::launch::async, [&, i] { return run_limited(lines[i], cwd); }));
+    for (std::size_t i = first; i < std::min(first + 4, lines.size()); ++i) {
+      const LimitedRun r = runs[i - first].get();
+      const std::string option = lines[i].substr(0, lines[i].rfind(' '));
+      EXPECT_EQ(r.exit_code, 2) << lines[i] << ":\n" << r.out;
+      EXPECT_NE(r.out.find(option.substr(option.rfind(' ') + 1)), std::string::npos) << lines[i] << ":\n" << r.out;
+      EXPECT_LT(r.wall_s, kMaxWallS) << lines[i];
+    }
+  }
+  fs::remove_all(cwd);
+}
 
 // A legal run fits the same limits (so the limits above are not what makes the corpus fail).
 TEST(HostileInputLimits, ALegalRunFitsTheLimits) {
