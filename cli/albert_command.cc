@@ -92,7 +92,7 @@ const bool registered = register_command(
           loaded.push_back(scenarios::load_scenario(dir + "/" + name + ".json"));
           const scenarios::Scenario& sc = loaded.back();
           scenarios::require_collaboration(sc, "albert");
-          if (sc.averaging.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, true, "swarmlab albert");
+          if (sc.averaging.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, false, "swarmlab albert");
           sim::check_budget(sim::training_cost(sc, *cfg.duration_s), args->budget, sc.source,
                             "peers, workload, training.metrics_interval_s");
         }

@@ -48,7 +48,7 @@ const bool registered = register_command(
       return [a] {
         const scenarios::Scenario sc = scenarios::load_scenario(a->scenario);
         scenarios::require_collaboration(sc, "train");
-        if (sc.averaging.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, true, "swarmlab train");
+        if (sc.averaging.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, false, "swarmlab train");
         sim::check_budget(sim::training_cost(sc, a->hours > 0 ? a->hours * 3600 : sc.training.duration_s), a->budget,
                           sc.source, "peers, workload, training.duration_s, training.metrics_interval_s");
         if (!a->out.empty()) prepare_out_dir(a->out, "--out");

@@ -41,9 +41,9 @@ RunCost dht_cost(const DhtExperimentConfig& config);
 // when `cost` exceeds `budget`.
 void check_budget(const RunCost& cost, const RunBudget& budget, const std::string& source, const std::string& location);
 
-// The planner's size limit (core/input_limits.h): the LP with fixed roles (strategy "ours") solves
-// up to kMaxPlannerPeers peers within seconds, the roles search (swarmlab plan, training with the
-// planner) up to kMaxPlannerRolesPeers. Past it, throws core::InputError naming the scenario's peer
+// The planner's size limit (core/input_limits.h): the LP with fixed roles (strategy "ours" in sim,
+// table1, train and albert) solves up to kMaxPlannerPeers peers within seconds, the roles search
+// (swarmlab plan) up to kMaxPlannerRolesPeers. Past it, throws core::InputError naming the scenario's peer
 // count and the limit, instead of letting GLPK run for minutes or abort on memory.
 void check_planner_size(const scenarios::Scenario& sc, bool roles_search, const std::string& command);
 
