@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/input_error.h"
+#include "scenarios/applicability.h"
 #include "scenarios/scenario_loader.h"
 
 namespace swarmlab::analysis {
@@ -32,19 +34,69 @@ const std::array<std::array<double, 3>, 4>& table1_paper() {
   return paper;
 }
 
+namespace {
+
+// What the 12 cells must share, as text (two setups agree when their keys are equal).
+std::string shared_key(const scenarios::Scenario& sc) {
+  return "parameters " + std::to_string(sc.workload.parameters) + ", wire precision " +
+         std::string(core::codec::name(sc.workload.wire_precision)) + ", part_bytes " +
+         std::to_string(sc.averaging.part_bytes);
+}
+
+// Every setup is a collaboration, they share the workload and part size (the odd one out is named:
+// the one whose key the others do not share), and every peer has the same latency.
+void check_setups(const std::vector<scenarios::Scenario>& loaded) {
+  for (std::size_t s = 0; s < loaded.size(); ++s) {
+    std::size_t agree = 0;
+    for (const auto& other : loaded) agree += shared_key(other) == shared_key(loaded[s]);
+    // Blame the setup that agrees with the fewest others (the first such: A before B).
+    std::size_t fewest = loaded.size();
+    for (const auto& x : loaded) {
+      std::size_t k = 0;
+      for (const auto& y : loaded) k += shared_key(x) == shared_key(y);
+      fewest = std::min(fewest, k);
+    }
+    if (fewest < loaded.size() && agree == fewest) {
+      const std::size_t ref = s == 0 ? 1 : 0;
+      throw core::InputError(loaded[s].source, "workload",
+                             "expected the workload and part size every Table 1 setup shares (" + shared_key(loaded[ref]) +
+                                 ", as in " + loaded[ref].source + "), got " + shared_key(loaded[s]));
+    }
+  }
+  const double latency = loaded.front().peers.front().latency_s;
+  for (const auto& sc : loaded)
+    for (std::size_t i = 0; i < sc.peers.size(); ++i)
+      if (sc.peers[i].latency_s != latency)
+        throw core::InputError(sc.source, "peers[" + std::to_string(i) + "].latency_ms",
+                               "expected the one-way latency every Table 1 peer shares (" +
+                                   std::to_string(latency * 1e3) + " ms, as in " + loaded.front().source + ")");
+}
+
+}  // namespace
+
 Table1Report run_table1(const Table1Options& options) {
   Table1Report report;
   report.backend = options.backend;
   report.rounds = options.rounds;
   report.warmup_rounds = options.warmup_rounds;
-  std::size_t done = 0;
   std::vector<scenarios::Scenario> loaded;
+  for (const char* setup : kSetups) {
+    loaded.push_back(scenarios::load_scenario(options.scenario_dir + "/" + setup + ".json"));
+    scenarios::require_collaboration(loaded.back(), "table1");
+  }
+  check_setups(loaded);
+  for (const auto& sc : loaded) {
+    sim::check_planner_size(sc, false, "swarmlab table1");
+    for (const auto strategy : kStrategies)
+      sim::check_budget(sim::averaging_cost(sc, strategy, options.warmup_rounds + options.rounds, true, false, false),
+                        options.budget, sc.source, "peers, workload.parameters, averaging.part_bytes");
+  }
+  std::size_t done = 0;
   for (std::size_t s = 0; s < kSetups.size(); ++s) {
-    const std::string path = options.scenario_dir + "/" + kSetups[s] + ".json";
-    scenarios::Scenario sc = scenarios::load_scenario(path);
+    const scenarios::Scenario& sc = loaded[s];
     Table1Row row;
     row.setup = kSetups[s];
-    row.scenario_path = path;
+    row.scenario_path = std::string(kSetups[s]) + ".json";
     for (std::size_t k = 0; k < kStrategies.size(); ++k) {
       sim::AveragingRunConfig cfg;
       cfg.strategy = kStrategies[k];
@@ -60,7 +112,6 @@ Table1Report run_table1(const Table1Options& options) {
       if (options.on_cell) options.on_cell(++done, kSetups.size() * kStrategies.size());
     }
     report.rows.push_back(std::move(row));
-    loaded.push_back(std::move(sc));
   }
 
   // Every constant the 12 cells share, stated once.
@@ -93,16 +144,6 @@ Table1Report run_table1(const Table1Options& options) {
       "warm-up (the paper's figures are means over long runs on open connections)";
   as["rounds"] = options.rounds;
   as["warmup_rounds"] = options.warmup_rounds;
-  for (std::size_t s = 1; s < loaded.size(); ++s) {
-    if (loaded[s].workload.parameters != a.workload.parameters ||
-        loaded[s].workload.wire_precision != a.workload.wire_precision ||
-        loaded[s].averaging.part_bytes != a.averaging.part_bytes)
-      throw std::runtime_error("table1: the setups must share the workload and part size (see " +
-                               report.rows[s].scenario_path + ")");
-    for (const auto& p : loaded[s].peers)
-      if (p.latency_s != a.peers.front().latency_s)
-        throw std::runtime_error("table1: every peer must have the same latency (see " + report.rows[s].scenario_path + ")");
-  }
   report.assumptions = std::move(as);
   return report;
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/experiments/averaging_experiment.h"
+#include "sim/experiments/run_cost.h"
 
 namespace swarmlab::analysis {
 
@@ -33,6 +34,7 @@ struct Table1Options {
   std::uint32_t warmup_rounds = 1;
   std::string scenario_dir;   // holds A.json .. D.json
   sim::TransportAssumptions transport;
+  sim::RunBudget budget;      // every cell's estimated cost must fit (sim/experiments/run_cost.h)
   std::function<void(std::size_t done, std::size_t total)> on_cell;
 };
 
@@ -47,6 +49,9 @@ struct Table1Report {
 // The paper's figures, seconds per averaging round: {AR, PS, Ours} for A, B, C, D.
 const std::array<std::array<double, 3>, 4>& table1_paper();
 
+// Loads and checks all four setups before simulating any (core::InputError, exit 2: a setup that is
+// not a collaboration, setups that do not share the workload, part size and latency, a run past the
+// budget), then runs the 12 cells.
 Table1Report run_table1(const Table1Options& options);
 nlohmann::ordered_json to_json(const Table1Report& report);
 std::string to_text(const Table1Report& report);

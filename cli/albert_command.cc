@@ -1,6 +1,7 @@
 // swarmlab albert: the five ALBERT-large setups of DeDLOC (docs/dedloc.md §6) trained for a
 // simulated 48 h; optimizer steps per hour and speed relative to high-bandwidth, with what explains
 // each gap.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,7 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/training_report.h"
+#include "cli/checks.h"
 #include "cli/command.h"
+#include "scenarios/applicability.h"
+#include "sim/experiments/run_cost.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
 #include "scenarios/scenario_loader.h"
@@ -31,6 +35,7 @@ struct AlbertArgs {
   std::string coordination = "oracle";
   bool json = false;
   bool quiet = false;
+  sim::RunBudget budget;
 };
 
 constexpr const char* kSetups[] = {"high-bandwidth", "heterogeneous", "heterogeneous-lb", "auxiliary", "time-varying"};
@@ -66,7 +71,7 @@ const bool registered = register_command(
           ->check(CLI::IsMember(sim::available_backends()))
           ->capture_default_str();
       sub.add_option("--scenarios", args->scenario_dir, "folder holding the setups (default: scenarios/albert)");
-      sub.add_option("--hours", args->hours, "simulated wall time per setup")->check(CLI::Range(0.01, 10000.0))->capture_default_str();
+      sub.add_option("--hours", args->hours, "simulated wall time per setup")->check(Real(0.01, 10000, "a number of hours"))->capture_default_str();
       sub.add_option("--coordination", args->coordination,
                      "oracle: the simulator counts samples and forms groups instantly (seconds); dht: every peer runs the "
                      "DHT progress tracker and matchmaking itself (slower)")
@@ -75,16 +80,36 @@ const bool registered = register_command(
       sub.add_option("--out", args->out, "write <setup>.json and CSVs (series, peers, steps) and steps.png here");
       sub.add_flag("--json", args->json, "print JSON");
       sub.add_flag("--quiet", args->quiet, "no progress bar");
+      add_budget_options(sub, args->budget);
       return [args] {
         const std::string dir = args->scenario_dir.empty() ? find_data_dir("scenarios/albert") : args->scenario_dir;
         sim::TrainingRunConfig cfg;
         cfg.backend = args->backend;
         cfg.duration_s = args->hours * 3600;
         cfg.coordination = *core::parse_name(scenarios::kCoordinationNames, args->coordination);
+        // Every setup is loaded and checked (a collaboration, within the planner's size and the
+        // budget) before any runs; --out too. The folder reaches a shell command: plain characters only.
+        std::vector<scenarios::Scenario> loaded;
+        for (const char* name : kSetups) {
+          loaded.push_back(scenarios::load_scenario(dir + "/" + name + ".json"));
+          const scenarios::Scenario& sc = loaded.back();
+          scenarios::require_collaboration(sc, "albert");
+          if (sc.averaging.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, false, "swarmlab albert");
+          sim::check_budget(sim::training_cost(sc, *cfg.duration_s), args->budget, sc.source,
+                            "peers, workload, training.metrics_interval_s");
+        }
+        if (!args->out.empty()) {
+          if (args->out.find_first_of("\"$`\\") != std::string::npos ||
+              std::any_of(args->out.begin(), args->out.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+            throw core::InputError("command line", "--out",
+                                   "expected a folder name without quotes, $, backquotes, backslashes or control "
+                                   "characters, got " + traces::quoted(args->out));
+          prepare_out_dir(args->out, "--out");
+        }
         Progress progress("albert", args->quiet || args->json);
         std::vector<std::pair<scenarios::Scenario, sim::TrainingRunResult>> runs;
         for (std::size_t i = 0; i < std::size(kSetups); ++i) {
-          scenarios::Scenario sc = scenarios::load_scenario(dir + "/" + kSetups[i] + ".json");
+          scenarios::Scenario sc = std::move(loaded[i]);
           sim::TrainingRunResult r = sim::run_training(sc, cfg);
           if (!args->out.empty()) analysis::write_training_outputs(r, args->out, kSetups[i]);
           runs.emplace_back(std::move(sc), std::move(r));

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/checks.h"
 #include "cli/command.h"
 #include "core/moshpit/group_size.h"
 
@@ -63,9 +64,12 @@ const bool registered = register_command(
     "groupsize", "Choose the Moshpit group size for N peers failing with probability P per round",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<GroupsizeArgs>();
-      sub.add_option("--peers", args->peers, "number of peers N (at least 2)")->required();
+      sub.add_option("--peers", args->peers, "number of peers N (at least 2)")
+          ->required()
+          ->check(Count(2, 1'000'000'000'000'000ull, "a number of peers"));
       sub.add_option("--failure-rate", args->failure_rate, "per-peer, per-round failure probability P in [0, 1)")
-          ->required();
+          ->required()
+          ->check(Real(0, 1, "a probability (below 1)"));
       sub.add_flag("--json", args->json, "print JSON instead of text");
       return [args] { return run_groupsize(*args); };
     });

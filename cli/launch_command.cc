@@ -5,8 +5,13 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <fstream>
 
+#include "cli/checks.h"
 #include "cli/command.h"
+#include "core/input_limits.h"
+#include "scenarios/applicability.h"
+#include "scenarios/scenario_loader.h"
 #include "exec/launcher.h"
 #include "exec/link_emulator.h"
 #include "exec/live_scenario.h"
@@ -24,20 +29,51 @@ struct LaunchArgs {
   bool json = false, quiet = false;
 };
 
-exec::KillSpec parse_kill(const std::string& text, double restart) {
+// Plain decimal digits below 2^32 (no sign, so "-1" does not wrap around).
+bool parse_index(const std::string& t, std::uint64_t& v) {
+  if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+  v = std::stoull(t);
+  return true;
+}
+
+exec::KillSpec parse_kill(const std::string& text, double restart, std::size_t peers) {
   // PEER@ROUND+SECONDS
   const auto at = text.find('@'), plus = text.find('+');
   exec::KillSpec k;
-  try {
-    if (at == std::string::npos || plus == std::string::npos || plus < at) throw std::invalid_argument("");
-    k.peer = static_cast<core::PeerId>(std::stoul(text.substr(0, at)));
-    k.round = std::stoull(text.substr(at + 1, plus - at - 1));
-    k.after_s = std::stod(text.substr(plus + 1));
-  } catch (const std::exception&) {
-    throw std::invalid_argument("--kill \"" + text + "\": expected PEER@ROUND+SECONDS, e.g. 3@1+0.5");
-  }
+  std::uint64_t peer = 0, round = 0;
+  double after = 0;
+  if (at == std::string::npos || plus == std::string::npos || plus < at || !parse_index(text.substr(0, at), peer) ||
+      !parse_index(text.substr(at + 1, plus - at - 1), round) || !traces::parse_real(text.substr(plus + 1), after) ||
+      !(after >= 0 && after <= core::limits::kMaxSeconds))
+    throw core::InputError("command line", "--kill",
+                           "expected PEER@ROUND+SECONDS (e.g. 3@1+0.5), got " + traces::quoted(text));
+  if (peer >= peers)
+    throw core::InputError("command line", "--kill",
+                           "expected a peer index below " + std::to_string(peers) + " (the scenario's peers), got " +
+                               std::to_string(peer));
+  k.peer = static_cast<core::PeerId>(peer);
+  k.round = round;
+  k.after_s = after;
   k.restart_after_s = restart;
   return k;
+}
+
+// The TCP congestion control must be one this kernel offers (else every peer fails on its first
+// connection and the reason stays in its log).
+void check_congestion(const std::string& name) {
+  std::ifstream f("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  std::string available, word;
+  bool found = false;
+  while (f >> word) {
+    available += (available.empty() ? "" : ", ") + word;
+    found = found || word == name;
+  }
+  if (!found && !available.empty())
+    throw core::InputError("command line", "--congestion",
+                           "expected one of this kernel's congestion controls (" + available + ") or '', got " +
+                               traces::quoted(name));
+  if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+    throw core::InputError("command line", "--congestion", "expected a congestion control name, got " + traces::quoted(name));
 }
 
 const bool registered = register_command(
@@ -46,18 +82,24 @@ const bool registered = register_command(
       auto a = std::make_shared<LaunchArgs>();
       sub.add_option("scenario", a->o.scenario_path, "scenario JSON file")->required();
       sub.add_option("--strategy", a->strategy, "override the scenario's strategy")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)));
-      sub.add_option("--rounds", a->o.rounds, "averaging rounds (the first is a warm-up)")->check(CLI::Range(1ull, 100000ull))->capture_default_str();
-      sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
+      namespace limits = core::limits;
+      sub.add_option("--rounds", a->o.rounds, "averaging rounds (the first is a warm-up)")->check(Count(1, 100000, "a number of rounds"))->capture_default_str();
+      sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)")
+          ->check(Count(1, limits::kMaxLiveParameters, "a vector length"));
       sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember(core::names_of(core::codec::kCodecNames)));
       sub.add_flag("--emulate-links", a->o.emulate_links, "each peer in its own network namespace, links shaped with tc (needs root)");
-      sub.add_option("--scale", a->o.scale, "multiply every link rate by this (machines that cannot carry the real rates)")->check(CLI::PositiveNumber)->capture_default_str();
-      sub.add_option("--goodput", a->o.goodput, "announced bandwidth = link rate × this (default: the transport's measured goodput)");
+      sub.add_option("--scale", a->o.scale, "multiply every link rate by this (machines that cannot carry the real rates)")->check(Positive(1000, "a scale factor"))->capture_default_str();
+      sub.add_option("--goodput", a->o.goodput, "announced bandwidth = link rate × this (default: the transport's measured goodput)")
+          ->check(Positive(1, "a fraction of the link rate"));
       sub.add_option("--kill", a->kill, "PEER@ROUND+SECONDS: that peer SIGKILLs itself that long into that round");
-      sub.add_option("--restart-after", a->restart, "restart the killed peer with the same identity after this many seconds");
-      sub.add_option("--pace-all", a->o.pace_all_bps, "pace every connection at this many bits/s (testing on loopback)");
+      sub.add_option("--restart-after", a->restart, "restart the killed peer with the same identity after this many seconds")
+          ->check(Real(0, 3600, "a number of seconds"));
+      sub.add_option("--pace-all", a->o.pace_all_bps, "pace every connection at this many bits/s (testing on loopback)")
+          ->check(Positive(limits::kMaxBandwidthBps, "a rate in bits/s"));
       sub.add_option("--sender-timeout", a->o.timeouts.max_sender, "upper bound of the peers' adaptive sender timeout")
-          ->check(CLI::PositiveNumber)->capture_default_str();
-      sub.add_option("--deadline", a->o.deadline_s, "stop everything after this many seconds")->capture_default_str();
+          ->check(Positive(3600, "a number of seconds"))->capture_default_str();
+      sub.add_option("--deadline", a->o.deadline_s, "stop everything after this many seconds")
+          ->check(Positive(limits::kMaxSeconds, "a number of seconds"))->capture_default_str();
       sub.add_option("--out", a->o.out_dir, "output folder (default: out/<scenario>-live)");
       sub.add_flag("--trace", a->o.trace, "per-peer JSON-lines timelines");
       sub.add_option("--congestion", a->o.congestion_control, "TCP congestion control of every connection ('' for the system's)")->capture_default_str();
@@ -66,10 +108,19 @@ const bool registered = register_command(
       sub.add_flag("--quiet", a->quiet, "no progress lines");
       return [a] {
         exec::LaunchOptions o = a->o;
+        // Everything a peer would only find out in its log is checked here first (exit 2).
+        const scenarios::Scenario sc = scenarios::load_scenario(o.scenario_path);
+        scenarios::require_collaboration(sc, "launch");
+        if (!a->parameters && sc.workload.parameters > core::limits::kMaxLiveParameters)
+          throw core::InputError(sc.source, "workload.parameters",
+                                 "a live peer holds its vector in memory: expected at most " +
+                                     std::to_string(core::limits::kMaxLiveParameters) + " parameters, got " +
+                                     std::to_string(sc.workload.parameters) + " (pass a smaller --parameters)");
+        if (!o.congestion_control.empty()) check_congestion(o.congestion_control);
         if (!a->strategy.empty()) o.strategy = *core::parse_name(core::averaging::kStrategyNames, a->strategy);
         if (!a->codec.empty()) o.precision = core::codec::parse_codec(a->codec);
         if (a->parameters) o.parameters = a->parameters;
-        if (!a->kill.empty()) o.kill = parse_kill(a->kill, a->restart);
+        if (!a->kill.empty()) o.kill = parse_kill(a->kill, a->restart, sc.peers.size());
         if (o.emulate_links)
           if (const std::string why = exec::LinkEmulator::unavailable_reason(); !why.empty()) {
             std::cerr << "swarmlab launch: --emulate-links: " << why << "\n";

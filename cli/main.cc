@@ -18,6 +18,10 @@ int main(int argc, char** argv) {
   using namespace swarmlab::cli;
   CLI::App app{"swarmlab: simulate and run collaborative deep learning"};
   app.require_subcommand(1);
+  // Argument errors read like every other bad input: source, location (the option), expectation.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "swarmlab: bad input: command line: " + std::string(e.what()) + "\n";
+  });
   auto& commands = registry();
   std::sort(commands.begin(), commands.end(),
             [](const Command& a, const Command& b) { return a.name < b.name; });

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/checks.h"
 #include "cli/command.h"
 #include "sim/experiments/moshpit_experiment.h"
 
@@ -25,6 +26,7 @@ struct MoshpitArgs {
   std::int64_t dim = 64;
   double target = 1e-9;
   bool json = false;
+  sim::RunBudget budget;
 };
 
 int run_moshpit(const MoshpitArgs& a) {
@@ -39,6 +41,12 @@ int run_moshpit(const MoshpitArgs& a) {
       std::cerr << "swarmlab moshpit: " << c.flag << " must be at least " << c.least << ", got " << c.value << "\n";
       return kExitBadInput;
     }
+  // Work: three methods, each touching every value of every peer every round.
+  const double work = 3.0 * static_cast<double>(a.rounds) * static_cast<double>(a.peers) * static_cast<double>(a.dim);
+  sim::check_budget({work, 3.0 * static_cast<double>(a.peers) * static_cast<double>(a.dim) * 8 * 4,
+                     std::to_string(a.rounds) + " rounds x " + std::to_string(a.peers) + " peers x " +
+                         std::to_string(a.dim) + " values, three methods"},
+                    a.budget, "command line", "--rounds, --peers, --dim");
   sim::MoshpitConfig config;
   config.peers = static_cast<std::uint64_t>(a.peers);
   config.group_size = static_cast<std::uint64_t>(a.group_size);
@@ -56,14 +64,22 @@ const bool registered = register_command(
     "moshpit", "Simulate Moshpit averaging against all-reduce with restarts and random groups",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<MoshpitArgs>();
-      sub.add_option("--peers", args->peers, "number of peers N")->required();
-      sub.add_option("--group-size", args->group_size, "group size m (the grid side is at most m)")->required();
+      sub.add_option("--peers", args->peers, "number of peers N")->required()->check(Count(2, 0xFFFFFFFFull, "a number of peers"));
+      sub.add_option("--group-size", args->group_size, "group size m (the grid side is at most m)")
+          ->required()
+          ->check(Count(2, 0xFFFFFFFFull, "a group size"));
+      sub.add_option("--rounds", args->rounds, "rounds to simulate")->required()->check(Count(1, 10'000'000, "a number of rounds"));
+      sub.add_option("--seed", args->seed, "random seed")->required()->check(Seed());
+      sub.add_option("--dim", args->dim, "vector dimension")
+          ->check(Count(1, 1ull << 28, "a vector dimension"))
+          ->capture_default_str();
+      sub.add_option("--target", args->target, "relative error to reach")
+          ->check(Positive(1, "a relative error"))
+          ->capture_default_str();
       sub.add_option("--failure-rate", args->failure_rate, "per-peer, per-round failure probability in [0, 1)")
-          ->required();
-      sub.add_option("--rounds", args->rounds, "rounds to simulate")->required();
-      sub.add_option("--seed", args->seed, "random seed")->required();
-      sub.add_option("--dim", args->dim, "vector dimension")->capture_default_str();
-      sub.add_option("--target", args->target, "relative error to reach")->capture_default_str();
+          ->required()
+          ->check(Real(0, 1, "a probability (below 1)"));
+      add_budget_options(sub, args->budget);
       sub.add_flag("--json", args->json, "print JSON instead of a table");
       return [args] { return run_moshpit(*args); };
     });

@@ -3,6 +3,7 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/checks.h"
 #include "cli/command.h"
 #include "exec/live_scenario.h"
 #include "exec/peer_process.h"
@@ -47,13 +48,13 @@ std::vector<std::optional<exec::SocketAddress>> parse_peers(const std::string& t
     if (item.empty()) continue;
     const auto eq = item.find('=');
     if (eq == std::string::npos) throw std::invalid_argument("--peers: \"" + item + "\" is not ID=ADDRESS");
-    std::size_t id = 0;
-    try {
-      id = std::stoul(item.substr(0, eq));
-    } catch (const std::exception&) {
-      throw std::invalid_argument("--peers: \"" + item + "\" does not start with a peer index");
-    }
+    const std::string index = item.substr(0, eq);
+    // Plain digits: std::stoul would take "-1" and wrap it around.
+    if (index.empty() || index.size() > 9 || index.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("--peers: \"" + item + "\" does not start with a peer index (decimal digits)");
+    const std::size_t id = std::stoul(index);
     if (id >= n) throw std::invalid_argument("--peers: peer " + std::to_string(id) + " is not in the scenario (" + std::to_string(n) + " peers)");
+    if (out[id]) throw std::invalid_argument("--peers: peer " + std::to_string(id) + " is listed twice (expected one address per peer)");
     out[id] = exec::SocketAddress::parse(item.substr(eq + 1));
   }
   return out;
@@ -68,11 +69,11 @@ const bool registered = register_command(
       sub.add_option("--peers", a->peers, "ID=IP:PORT,... for every peer that accepts connections (the transport's address book; coordination runs over the DHT)")->required();
       sub.add_option("--listen", a->listen, "bind here instead of this peer's --peers address");
       sub.add_option("--strategy", a->strategy, "ar, ps or ours")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)))->capture_default_str();
-      sub.add_option("--rounds", a->rounds, "averaging rounds")->check(CLI::Range(1ull, 1000000ull))->capture_default_str();
+      sub.add_option("--rounds", a->rounds, "averaging rounds")->check(Count(1, 1000000, "a number of rounds"))->capture_default_str();
       sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
       sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember(core::names_of(core::codec::kCodecNames)));
-      sub.add_option("--scale", a->scale, "scenario rates are multiplied by this")->check(CLI::PositiveNumber)->capture_default_str();
-      sub.add_option("--goodput", a->goodput, "announced bandwidth = scaled link rate × this")->check(CLI::Range(0.01, 1.0))->capture_default_str();
+      sub.add_option("--scale", a->scale, "scenario rates are multiplied by this")->check(Positive(1000, "a scale factor"))->capture_default_str();
+      sub.add_option("--goodput", a->goodput, "announced bandwidth = scaled link rate × this")->check(Real(0.01, 1, "a fraction of the link rate"))->capture_default_str();
       sub.add_option("--announce-compute", a->compute, "announced samples/s (default: the scenario's)");
       sub.add_option("--announce-upload", a->upload, "announced upload bits/s (default: scenario × scale × goodput)");
       sub.add_option("--announce-download", a->download, "announced download bits/s (default: scenario × scale × goodput)");
@@ -81,8 +82,8 @@ const bool registered = register_command(
       sub.add_option("--clock-origin", a->clock_origin, "CLOCK_MONOTONIC seconds of the run's t = 0 (default: now)");
       sub.add_option("--connect-timeout", a->connect_timeout, "TCP connect + handshake")->capture_default_str();
       sub.add_option("--idle-timeout", a->idle_timeout, "give up after this long without a round")->capture_default_str();
-      sub.add_option("--sender-timeout", a->sender_timeout, "upper bound of the adaptive sender timeout (core/training/round_timeouts.h)")->check(CLI::PositiveNumber)->capture_default_str();
-      sub.add_option("--round-timeout", a->round_timeout, "upper bound of the adaptive round timeout (0: none)")->check(CLI::NonNegativeNumber);
+      sub.add_option("--sender-timeout", a->sender_timeout, "upper bound of the adaptive sender timeout (core/training/round_timeouts.h)")->check(Positive(3600, "a number of seconds"))->capture_default_str();
+      sub.add_option("--round-timeout", a->round_timeout, "upper bound of the adaptive round timeout (0: none)")->check(Real(0, 3600, "a number of seconds"));
       sub.add_flag("--no-pacing", a->no_pacing, "ignore the plan's pacing (links that are not the scenario's)");
       sub.add_option("--pace-all", a->pace_all, "pace every connection at this many bits/s (testing)");
       sub.add_option("--die-at", a->die_at, "ROUND+SECONDS: SIGKILL itself that long into that round (fault injection)");

@@ -5,7 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/checks.h"
 #include "cli/command.h"
+#include "scenarios/applicability.h"
+#include "sim/experiments/run_cost.h"
 #include "scenarios/scenario_loader.h"
 #include "sim/experiments/averaging_experiment.h"
 
@@ -27,9 +30,11 @@ const bool registered = register_command(
       sub.add_option("--max-gap", args->max_gap,
                      "stop the roles search once no roles can beat the plan by more than this "
                      "relative gap (default 0: prove optimality)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(Real(0, 1, "a relative gap"));
       return [args] {
         const scenarios::Scenario sc = scenarios::load_scenario(args->scenario);
+        scenarios::require_collaboration(sc, "plan");
+        sim::check_planner_size(sc, true, "swarmlab plan");
         const sim::TransportAssumptions transport;
         const core::planner::PlannerInput input = sim::planner_input(sc, transport);
         // The core never reads a clock, so the solve is timed here.

@@ -7,10 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/dht_report.h"
+#include "cli/checks.h"
 #include "cli/command.h"
 #include "cli/progress.h"
+#include "core/input_limits.h"
 #include "scenarios/scenario_loader.h"
 #include "sim/experiments/averaging_experiment.h"
+#include "sim/experiments/run_cost.h"
 #include "sim/network/backend.h"
 #include "sim/binding/chrome_trace.h"
 #include "sim/experiments/dht_experiment.h"
@@ -27,6 +30,7 @@ struct SimArgs {
   std::uint32_t rounds = 0;  // 0: the scenario's
   bool values = false;
   bool quiet = false;
+  sim::RunBudget budget;
 };
 
 std::string csv_number(double v) {
@@ -36,21 +40,30 @@ std::string csv_number(double v) {
   return s.str();
 }
 
-// A DHT-only scenario: the Kademlia scale experiment, written as results.json.
-int run_dht_scenario(const scenarios::Scenario& sc, const std::string& out_arg) {
+// A DHT-only scenario: the Kademlia scale experiment, written as results.json (what the scenario
+// and seed determine) and run-info.json (wall-clock timings and the scenario path as typed).
+int run_dht_scenario(const scenarios::Scenario& sc, const SimArgs& args) {
   sim::DhtExperimentConfig config;
   config.peers = sc.dht->peers;
   config.churn_per_hour = sc.dht->churn_per_hour;
   config.hours = sc.dht->hours;
   config.seed = sc.seed;
+  sim::check_budget(sim::dht_cost(config), args.budget, sc.source, "dht");
+  if (config.churn_per_hour * config.peers * config.hours > core::limits::kMaxDhtReplacements)
+    throw core::InputError(sc.source, "dht",
+                           "churn_per_hour x peers x hours = " + traces::format_plain(config.churn_per_hour * config.peers * config.hours) +
+                               " replacements: expected at most " + traces::format_plain(core::limits::kMaxDhtReplacements) +
+                               " (each takes a fresh address, allocated up front)");
+  const std::filesystem::path out = out_dir_for(args.out, sc.name);
   const sim::DhtExperimentResult r = sim::run_dht_experiment(config);
-  const std::filesystem::path out = out_arg.empty() ? std::filesystem::path("out") / sc.name : std::filesystem::path(out_arg);
-  std::filesystem::create_directories(out);
   nlohmann::ordered_json j = analysis::to_json(r);
   j["scenario"] = sc.name;
-  std::ofstream(out / "results.json") << j.dump(2) << "\n";
+  write_json_file(out / "results.json", j);
+  nlohmann::ordered_json info = analysis::run_info_json(r);
+  info["scenario_path"] = sc.source;
+  write_json_file(out / "run-info.json", info);
   analysis::print_text(r, std::cout);
-  std::cout << "wrote " << (out / "results.json").string() << "\n";
+  std::cout << "wrote " << (out / "results.json").string() << " and " << (out / "run-info.json").string() << "\n";
   return kExitOk;
 }
 
@@ -64,7 +77,7 @@ const bool registered = register_command(
           ->check(CLI::IsMember(sim::available_backends()))
           ->capture_default_str();
       sub.add_option("--strategy", args->strategy, "override the scenario's strategy")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)));
-      sub.add_option("--rounds", args->rounds, "override the scenario's number of rounds")->check(CLI::Range(1u, 1000000u));
+      sub.add_option("--rounds", args->rounds, "override the scenario's number of rounds")->check(Count(1, core::limits::kMaxRounds, "a number of rounds"));
       sub.add_option("--coordination", args->coordination,
                      "how rounds form: oracle (instantly, the simulator's global view) or dht (progress records and "
                      "matchmaking, as live peers do)")
@@ -72,9 +85,10 @@ const bool registered = register_command(
           ->capture_default_str();
       sub.add_flag("--values", args->values, "carry real random vectors and check the averages (slower)");
       sub.add_flag("--quiet", args->quiet, "no progress bar");
+      add_budget_options(sub, args->budget);
       return [args] {
         const scenarios::Scenario sc = scenarios::load_scenario(args->scenario);
-        if (sc.dht) return run_dht_scenario(sc, args->out);
+        if (sc.dht) return run_dht_scenario(sc, *args);
         sim::AveragingRunConfig cfg;
         cfg.backend = args->backend;
         cfg.rounds = args->rounds ? args->rounds : sc.averaging.rounds;
@@ -82,17 +96,19 @@ const bool registered = register_command(
                                               : *core::parse_name(core::averaging::kStrategyNames, args->strategy);
         cfg.carry_values = args->values;
         cfg.coordination = *core::parse_name(scenarios::kCoordinationNames, args->coordination);
+        // Refuse what cannot run here before running anything, and check --out first.
+        if (cfg.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, false, "swarmlab sim");
+        sim::check_budget(sim::averaging_cost(sc, cfg.strategy, cfg.rounds, cfg.replay_rounds, cfg.carry_values, true),
+                          args->budget, sc.source, "peers, workload.parameters, averaging.part_bytes, averaging.rounds");
+        const std::filesystem::path out = out_dir_for(args->out, sc.name);
         sim::ChromeTrace trace;
         cfg.trace = &trace;
         Progress progress("sim " + sc.name, args->quiet);
         cfg.on_round = [&](std::uint32_t done, std::uint32_t total) { progress.update(done, total); };
         const sim::AveragingRunResult r = sim::run_averaging(sc, cfg);
 
-        const std::filesystem::path out = args->out.empty() ? std::filesystem::path("out") / sc.name : std::filesystem::path(args->out);
-        std::filesystem::create_directories(out);
         nlohmann::ordered_json j;
         j["scenario"] = sc.name;
-        j["source"] = sc.source;
         j["backend"] = r.backend;
         j["strategy"] = r.strategy;
         j["seed"] = sc.seed;
@@ -121,7 +137,8 @@ const bool registered = register_command(
           if (args->values) x["max_abs_error"] = rr.max_abs_error;
           j["per_round"].push_back(x);
         }
-        std::ofstream(out / "results.json") << j.dump(2) << "\n";
+        write_json_file(out / "results.json", j);
+        write_json_file(out / "run-info.json", {{"scenario_path", sc.source}});
         std::ofstream csv(out / "rounds.csv");
         csv << "round,started_s,duration_s,participants,groups,failures,incomplete,fraction_averaged_min,"
                "fraction_averaged_mean\n";

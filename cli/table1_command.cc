@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "analysis/table1.h"
+#include "cli/checks.h"
 #include "cli/command.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
@@ -28,17 +29,20 @@ const bool registered = register_command(
           ->capture_default_str();
       sub.add_option("--rounds", args->rounds, "averaging rounds per cell (the paper averages 100; simulated "
                                                "rounds of a static collaboration are identical)")
-          ->check(CLI::Range(1u, 100000u))
+          ->check(Count(1, 100000, "a number of rounds"))
           ->capture_default_str();
       sub.add_option("--warmup", args->warmup, "rounds run first and left out of the mean (connection setup, "
                                                "TCP slow start on ns3)")
-          ->check(CLI::Range(0u, 1000u))
+          ->check(Count(0, 1000, "a number of rounds"))
           ->capture_default_str();
       sub.add_option("--scenarios", args->scenario_dir, "folder holding A.json..D.json (default: scenarios/table1)");
       sub.add_flag("--json", args->json, "print JSON");
       sub.add_flag("--quiet", args->quiet, "no progress bar");
-      return [args] {
+      auto budget = std::make_shared<sim::RunBudget>();
+      add_budget_options(sub, *budget);
+      return [args, budget] {
         analysis::Table1Options options;
+        options.budget = *budget;
         options.backend = args->backend;
         options.rounds = args->rounds;
         options.warmup_rounds = args->warmup;

@@ -6,6 +6,8 @@
 // writes a churn CSV in which the listed peers all alternate `on` up and `off` down over
 // [0, duration), to stdout or FILE. Durations take units (ms, s, min, h, d; bare numbers are
 // seconds). Bad values exit with kExitBadInput.
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -15,6 +17,7 @@
 
 #include "cli/command.h"
 #include "core/input_error.h"
+#include "core/input_limits.h"
 #include "traces/onoff_generator.h"
 #include "traces/text.h"
 #include "traces/units.h"
@@ -36,6 +39,10 @@ double positive_duration(const std::string& text, const std::string& option) {
   if (v <= 0)
     throw core::InputError(kSource, option,
                            "expected a positive duration (e.g. 8h), got " + traces::quoted(text));
+  if (v > core::limits::kMaxSeconds)
+    throw core::InputError(kSource, option,
+                           "expected at most " + traces::format_plain(core::limits::kMaxSeconds) +
+                               " s (the limit on any time or duration), got " + traces::quoted(text));
   return v;
 }
 
@@ -72,6 +79,18 @@ int run_onoff(const OnOffArgs& args) {
   const double off = positive_duration(a.off, "--off");
   const double duration = positive_duration(a.duration, "--duration");
   const double phase = traces::parse_duration(a.phase, kSource, "--phase");
+  if (phase > core::limits::kMaxSeconds)
+    throw core::InputError(kSource, "--phase",
+                           "expected at most " + traces::format_plain(core::limits::kMaxSeconds) +
+                               " s (the limit on any time or duration), got " + traces::quoted(a.phase));
+  // Rows the trace would hold: one per peer at 0 and at every transition before the end.
+  const double rows = static_cast<double>(a.peers.size()) * (2 * std::ceil((duration + on + off) / (on + off)) + 1);
+  if (rows > static_cast<double>(traces::kMaxOnOffEvents))
+    throw core::InputError(kSource, "--duration",
+                           "a trace of about " + traces::format_plain(std::round(rows)) + " rows (" +
+                               std::to_string(a.peers.size()) + " peers, a transition every " +
+                               traces::format_duration(std::min(on, off)) + " or so): expected at most " +
+                               std::to_string(traces::kMaxOnOffEvents) + " rows, the limit on a trace file");
   const auto trace = traces::make_on_off(a.peers, on, off, duration, a.start_up, phase);
 
   std::string peers;

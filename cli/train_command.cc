@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/training_report.h"
+#include "cli/checks.h"
 #include "cli/command.h"
+#include "scenarios/applicability.h"
+#include "sim/experiments/run_cost.h"
 #include "scenarios/scenario_loader.h"
 #include "sim/experiments/training_experiment.h"
 #include "sim/network/backend.h"
@@ -23,6 +26,7 @@ struct TrainArgs {
   std::string out;
   bool no_replay = false;
   bool json = false;
+  sim::RunBudget budget;
 };
 
 const bool registered = register_command(
@@ -36,12 +40,18 @@ const bool registered = register_command(
       sub.add_option("--coordination", a->coordination, "oracle or dht (default: the scenario's)")
           ->check(CLI::IsMember(core::names_of(scenarios::kCoordinationNames)));
       sub.add_option("--hours", a->hours, "simulated time (default: the scenario's training.duration_s)")
-          ->check(CLI::Range(0.001, 10000.0));
+          ->check(Real(0.001, 10000, "a number of hours"));
       sub.add_option("--out", a->out, "write <scenario>.json and CSVs (series, peers, steps) here");
       sub.add_flag("--no-replay", a->no_replay, "simulate every averaging round (no replay of identical rounds)");
       sub.add_flag("--json", a->json, "print JSON");
+      add_budget_options(sub, a->budget);
       return [a] {
         const scenarios::Scenario sc = scenarios::load_scenario(a->scenario);
+        scenarios::require_collaboration(sc, "train");
+        if (sc.averaging.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, false, "swarmlab train");
+        sim::check_budget(sim::training_cost(sc, a->hours > 0 ? a->hours * 3600 : sc.training.duration_s), a->budget,
+                          sc.source, "peers, workload, training.duration_s, training.metrics_interval_s");
+        if (!a->out.empty()) prepare_out_dir(a->out, "--out");
         sim::TrainingRunConfig cfg;
         cfg.backend = a->backend;
         cfg.replay_rounds = !a->no_replay;

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/checks.h"
 #include "cli/command.h"
 #include "exec/link_emulator.h"
 #include "exec/live_scenario.h"
@@ -25,9 +26,9 @@ const bool registered = register_command(
       auto a = std::make_shared<ValidateArgs>();
       sub.add_option("scenario", a->o.scenario_path, "scenario JSON file")->required();
       sub.add_flag("--emulate-links", a->o.emulate_links, "run live behind emulated links (needs root)");
-      sub.add_option("--scale", a->o.scale, "multiply every link rate by this, in both the simulation and the live run")->check(CLI::PositiveNumber)->capture_default_str();
+      sub.add_option("--scale", a->o.scale, "multiply every link rate by this, in both the simulation and the live run")->check(Positive(1000, "a scale factor"))->capture_default_str();
       sub.add_option("--strategies", a->strategies, "subset of ar,ps,ours (default: all)")->delimiter(',')->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)));
-      sub.add_option("--rounds", a->o.rounds, "live rounds per strategy (the first is a warm-up)")->check(CLI::Range(1ull, 1000ull))->capture_default_str();
+      sub.add_option("--rounds", a->o.rounds, "live rounds per strategy (the first is a warm-up)")->check(Count(1, 1000, "a number of rounds"))->capture_default_str();
       sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
       sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember(core::names_of(core::codec::kCodecNames)));
       sub.add_option("--goodput", a->o.goodput, "transport goodput used for the prediction and the plan (default: the measured constant)");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/input_error.h"
+#include "core/input_limits.h"
 #include "traces/text.h"
 #include "traces/units.h"
 
@@ -19,6 +20,7 @@ namespace swarmlab::scenarios {
 namespace {
 
 using json = nlohmann::json;
+namespace limits = core::limits;
 
 // ---------------------------------------------------------------------------------------------
 // Loader state and error reporting
@@ -151,26 +153,50 @@ double get_non_negative(const Loader& L, const json& v, const std::string& path,
   return d;
 }
 
-// Bits/s: a number, or a string with a unit ("200 Mb/s").
+// `v` (in `unit`) within [min, max], the documented limits (core/input_limits.h); `why` says what
+// the limit protects.
+double check_range(const Loader& L, const std::string& path, double v, double min, double max, std::string_view unit,
+                   std::string_view why) {
+  if (v < min || v > max)
+    L.fail(path, "expected " + std::string(v < min ? "at least " : "at most ") + traces::format_plain(v < min ? min : max) +
+                     " " + std::string(unit) + " (" + std::string(why) + "), got " + traces::format_plain(v) + " " +
+                     std::string(unit));
+  return v;
+}
+
+// Bits/s: a number, or a string with a unit ("200 Mb/s"), from 1 kb/s to 10 Tb/s.
 double get_bandwidth(const Loader& L, const json& v, const std::string& path) {
-  if (v.is_string()) return traces::parse_bandwidth(v.get_ref<const std::string&>(), L.source, path);
-  if (!v.is_number())
-    L.fail(path, "expected a non-negative number of bits/s or a string with a unit (" +
-                     std::string(traces::kBandwidthUnits) + ", e.g. \"200 Mb/s\"), got " + describe(v));
-  return get_non_negative(L, v, path, "bits/s");
+  double bps = 0;
+  if (v.is_string()) {
+    bps = traces::parse_bandwidth(v.get_ref<const std::string&>(), L.source, path);
+  } else {
+    if (!v.is_number())
+      L.fail(path, "expected a non-negative number of bits/s or a string with a unit (" +
+                       std::string(traces::kBandwidthUnits) + ", e.g. \"200 Mb/s\"), got " + describe(v));
+    bps = get_non_negative(L, v, path, "bits/s");
+  }
+  return check_range(L, path, bps, limits::kMinBandwidthBps, limits::kMaxBandwidthBps, "bits/s",
+                     "a link slower than 1 kb/s is no link: use join_s/leave_s or a churn trace for a peer that is away; "
+                     "10 Tb/s at most");
 }
 
 // Seconds: a number in the field's own unit (`bare_unit_s` seconds, named `bare_unit_name`), or a
 // string with a unit ("8h").
+// At most `max_s` seconds (default: the limit on any time, 10^8 s).
 double get_duration(const Loader& L, const json& v, const std::string& path, double bare_unit_s,
-                    std::string_view bare_unit_name) {
-  if (v.is_string())
-    return traces::parse_duration(v.get_ref<const std::string&>(), L.source, path, bare_unit_s);
-  if (!v.is_number())
-    L.fail(path, "expected a non-negative number of " + std::string(bare_unit_name) +
-                     " or a string with a unit (" + std::string(traces::kDurationUnits) +
-                     ", e.g. \"8h\"), got " + describe(v));
-  return get_non_negative(L, v, path, bare_unit_name) * bare_unit_s;
+                    std::string_view bare_unit_name, double max_s = limits::kMaxSeconds) {
+  double s = 0;
+  if (v.is_string()) {
+    s = traces::parse_duration(v.get_ref<const std::string&>(), L.source, path, bare_unit_s);
+  } else {
+    if (!v.is_number())
+      L.fail(path, "expected a non-negative number of " + std::string(bare_unit_name) +
+                       " or a string with a unit (" + std::string(traces::kDurationUnits) +
+                       ", e.g. \"8h\"), got " + describe(v));
+    s = get_non_negative(L, v, path, bare_unit_name) * bare_unit_s;
+  }
+  return check_range(L, path, s, 0, max_s, "s",
+                     max_s == limits::kMaxSeconds ? "the limit on any time or duration, about 3.2 years" : "the limit on this field");
 }
 
 // An integer in [min, max]; integral floats such as 2.5e7 are accepted.
@@ -252,7 +278,14 @@ std::string resolve_path(const Loader& L, const std::string& p) {
 // ---------------------------------------------------------------------------------------------
 // Sections: one function each
 
-void load_name(Loader& L, const json& v, const std::string& path) { L.sc.name = get_string(L, v, path); }
+// The scenario's name becomes part of output paths and is printed: the peer-name rule.
+void load_name(Loader& L, const json& v, const std::string& path) {
+  const std::string s = get_string(L, v, path);
+  if (!traces::is_valid_peer_name(s))
+    L.fail(path, "expected a scenario name of " + std::string(traces::kPeerNameRule) +
+                     " (it names output folders and files), got " + traces::quoted(s));
+  L.sc.name = s;
+}
 
 void load_description(Loader& L, const json& v, const std::string& path) {
   L.sc.description = get_string(L, v, path, /*allow_empty=*/true);
@@ -266,12 +299,15 @@ void load_workload(Loader& L, const json& v, const std::string& path) {
   const Fields f(L, v, path, "a workload object", {"model", "parameters", "wire_precision", "target_batch"});
   Workload& w = L.sc.workload;
   w.model = get_string(L, f.require("model", "the model's name, e.g. \"resnet50\""), f.path("model"));
+  if (!traces::is_valid_peer_name(w.model))
+    L.fail(f.path("model"), "expected a model name of " + std::string(traces::kPeerNameRule) + ", got " +
+                                traces::quoted(w.model));
   w.parameters = get_uint(L, f.require("parameters", "the number of parameters (a positive integer)"),
-                          f.path("parameters"), 1, UINT64_MAX, "a positive number of parameters");
+                          f.path("parameters"), 1, limits::kMaxParameters, "a positive number of parameters");
   if (const json* p = f.find("wire_precision"))
     w.wire_precision = get_enum(L, *p, f.path("wire_precision"), core::codec::kCodecNames);
   w.target_batch = get_uint(L, f.require("target_batch", "samples per optimizer step (a positive integer)"),
-                            f.path("target_batch"), 1, UINT64_MAX, "a positive number of samples per step");
+                            f.path("target_batch"), 1, limits::kMaxTargetBatch, "a positive number of samples per step");
 }
 
 // One entry of "peers": a single peer, or a group of `count` identical ones.
@@ -283,11 +319,13 @@ void load_peer_entry(Loader& L, const json& v, const std::string& path) {
   spec.group = get_peer_name(L, f.require("name", "the peer's (or group's) name"), f.path("name"));
   std::optional<std::uint64_t> count;
   if (const json* c = f.find("count"))
-    count = get_uint(L, *c, f.path("count"), 1, kMaxPeers, "a positive number of peers in the group");
+    count = get_uint(L, *c, f.path("count"), 1, limits::kMaxPeers, "a positive number of peers in the group");
 
-  spec.compute_sps = get_non_negative(
-      L, f.require("compute_sps", "a non-negative number of samples/s (0 for a peer without accelerator)"),
-      f.path("compute_sps"), "samples/s");
+  spec.compute_sps = check_range(
+      L, f.path("compute_sps"),
+      get_non_negative(L, f.require("compute_sps", "a non-negative number of samples/s (0 for a peer without accelerator)"),
+                       f.path("compute_sps"), "samples/s"),
+      0, limits::kMaxComputeSps, "samples/s", "the limit on compute speed");
 
   const json* sym = f.find("bandwidth_bps");
   const json* down = f.find("download_bps");
@@ -316,7 +354,7 @@ void load_peer_entry(Loader& L, const json& v, const std::string& path) {
   }
 
   if (const json* lat = f.find("latency_ms"))
-    spec.latency_s = get_duration(L, *lat, f.path("latency_ms"), 1e-3, "milliseconds");
+    spec.latency_s = get_duration(L, *lat, f.path("latency_ms"), 1e-3, "milliseconds", limits::kMaxLatencySeconds);
   if (const json* r = f.find("reachability"))
     spec.reachability = get_enum(L, *r, f.path("reachability"), kReachabilityNames);
   if (const json* j = f.find("join_s")) spec.join_s = get_duration(L, *j, f.path("join_s"), 1, "seconds");
@@ -339,8 +377,8 @@ void load_peer_entry(Loader& L, const json& v, const std::string& path) {
   };
   const std::size_t first = L.sc.peers.size();
   const std::size_t n = count.value_or(1);
-  if (first + n > kMaxPeers)
-    L.fail(count ? f.path("count") : path, "too many peers: expected at most " + std::to_string(kMaxPeers) +
+  if (first + n > limits::kMaxPeers)
+    L.fail(count ? f.path("count") : path, "too many peers: expected at most " + std::to_string(limits::kMaxPeers) +
                                                " in all, got " + std::to_string(first + n));
   define(spec.group);
   if (count) L.group_names.insert(spec.group);
@@ -394,8 +432,10 @@ void load_pair_caps(Loader& L, const json& v, const std::string& path) {
       L.fail(f.path("to"), "expected a peer other than \"from\" (a peer's traffic to itself is not capped)");
     const double pairs = static_cast<double>(from.second - from.first) *
                          static_cast<double>(to.second - to.first) * (symmetric ? 2 : 1);
-    if (static_cast<double>(L.sc.pair_caps.size()) + pairs > static_cast<double>(kMaxPairCaps))
-      L.fail(epath, "too many pair caps: expected at most " + std::to_string(kMaxPairCaps) + " in all");
+    if (static_cast<double>(L.sc.pair_caps.size()) + pairs > static_cast<double>(limits::kMaxPairCaps))
+      L.fail(epath, "too many pair caps: expected at most " + std::to_string(limits::kMaxPairCaps) +
+                        " capped ordered pairs in all, got " + traces::format_plain(static_cast<double>(L.sc.pair_caps.size()) + pairs) +
+                        " with this entry");
     const auto add = [&](std::size_t i, std::size_t j) {
       if (i == j) return;
       const auto [it, fresh] = entry_of.try_emplace(i * n + j, e);
@@ -424,10 +464,10 @@ void load_averaging(Loader& L, const json& v, const std::string& path) {
     a.strategy = get_enum(L, *s, f.path("strategy"), core::averaging::kStrategyNames);
   if (const json* r = f.find("rounds"))
     a.rounds = static_cast<std::uint32_t>(
-        get_uint(L, *r, f.path("rounds"), 1, UINT32_MAX, "a positive number of rounds"));
+        get_uint(L, *r, f.path("rounds"), 1, limits::kMaxRounds, "a positive number of rounds"));
   if (const json* b = f.find("part_bytes"))
-    a.part_bytes =
-        get_uint(L, *b, f.path("part_bytes"), 1, std::uint64_t{1} << 40, "a positive part size in bytes");
+    a.part_bytes = get_uint(L, *b, f.path("part_bytes"), limits::kMinPartBytes, limits::kMaxPartBytes,
+                            "a positive part size in bytes");
   if (const json* p = f.find("ps_peer")) {
     const std::size_t i = get_peer_ref(L, *p, f.path("ps_peer"), false).first;
     if (L.sc.peers[i].reachability == Reachability::Client)
@@ -482,13 +522,16 @@ struct Section {
 // Injected failures: [{peer, round, after_fraction | at_s, how}].
 void load_failures(Loader& L, const json& v, const std::string& path) {
   if (!v.is_array()) L.fail(path, "expected an array of failure objects {peer, round, after_fraction or at_s}, got " + describe(v));
+  if (v.size() > limits::kMaxFailures)
+    L.fail(path, "expected at most " + std::to_string(limits::kMaxFailures) + " injected failures, got " +
+                     std::to_string(v.size()));
   for (std::size_t e = 0; e < v.size(); ++e) {
     const std::string epath = element(path, e);
     const Fields f(L, v[e], epath, "a failure object", {"peer", "round", "after_fraction", "at_s", "how"});
     FailureSpec spec;
     spec.peer = get_peer_ref(L, f.require("peer", "a peer name"), f.path("peer"), false).first;
     if (const json* r = f.find("round"))
-      spec.round = static_cast<std::uint32_t>(get_uint(L, *r, f.path("round"), 0, UINT32_MAX, "a round index"));
+      spec.round = static_cast<std::uint32_t>(get_uint(L, *r, f.path("round"), 0, limits::kMaxRounds - 1, "a round index"));
     const json* frac = f.find("after_fraction");
     const json* at = f.find("at_s");
     if (!!frac == !!at)
@@ -525,16 +568,21 @@ void load_training(Loader& L, const json& v, const std::string& path) {
     if (!(t.duration_s > 0)) L.fail(f.path("duration_s"), "expected a positive duration");
   }
   if (const json* b = f.find("state_bytes_per_parameter"))
-    t.state_bytes_per_parameter = get_non_negative(L, *b, f.path("state_bytes_per_parameter"), "bytes per parameter");
+    t.state_bytes_per_parameter =
+        check_range(L, f.path("state_bytes_per_parameter"),
+                    get_non_negative(L, *b, f.path("state_bytes_per_parameter"), "bytes per parameter"), 0,
+                    limits::kMaxStateBytesPerParameter, "bytes per parameter", "the limit on state per parameter");
   if (const json* c = f.find("state_chunk_bytes"))
-    t.state_chunk_bytes = get_uint(L, *c, f.path("state_chunk_bytes"), 1, std::uint64_t{1} << 26, "a positive chunk size in bytes");
+    t.state_chunk_bytes = get_uint(L, *c, f.path("state_chunk_bytes"), limits::kMinStateChunkBytes,
+                                   limits::kMaxStateChunkBytes, "a positive chunk size in bytes");
   if (const json* h = f.find("local_steps"))
     t.local_steps = get_uint(L, *h, f.path("local_steps"), 1, UINT32_MAX, "a positive number of local steps");
   if (const json* b = f.find("local_batch"))
     t.local_batch = get_uint(L, *b, f.path("local_batch"), 1, UINT32_MAX, "a positive number of samples");
   if (const json* i = f.find("metrics_interval_s")) {
     t.metrics_interval_s = get_duration(L, *i, f.path("metrics_interval_s"), 1, "seconds");
-    if (!(t.metrics_interval_s > 0)) L.fail(f.path("metrics_interval_s"), "expected a positive interval");
+    check_range(L, f.path("metrics_interval_s"), t.metrics_interval_s, limits::kMinMetricsIntervalSeconds,
+                limits::kMaxSeconds, "s", "a metrics bucket of at least 1 s");
   }
   if (t.mode == core::training::Mode::Diloco && t.local_batch == 0)
     L.fail(f.path("local_batch"), "missing required field: DiLoCo needs samples per local step (local_batch)");
@@ -544,12 +592,13 @@ void load_training(Loader& L, const json& v, const std::string& path) {
 void load_dht(Loader& L, const json& v, const std::string& path) {
   const Fields f(L, v, path, "a dht object {peers, churn_per_hour, hours}", {"peers", "churn_per_hour", "hours"});
   DhtSpec d;
-  d.peers = static_cast<std::uint32_t>(get_uint(L, f.require("peers", "the number of peers"), f.path("peers"), 10, 1000000,
-                                                "a number of peers from 10"));
+  d.peers = static_cast<std::uint32_t>(get_uint(L, f.require("peers", "the number of peers"), f.path("peers"), 10,
+                                                limits::kMaxDhtPeers, "a number of peers from 10"));
   if (const json* c = f.find("churn_per_hour")) d.churn_per_hour = get_non_negative(L, *c, f.path("churn_per_hour"), "fraction per hour");
   if (d.churn_per_hour > 1) L.fail(f.path("churn_per_hour"), "expected a fraction of peers replaced per hour in [0, 1]");
   if (const json* h = f.find("hours")) d.hours = get_non_negative(L, *h, f.path("hours"), "hours");
   if (!(d.hours > 0)) L.fail(f.path("hours"), "expected a positive number of simulated hours");
+  check_range(L, f.path("hours"), d.hours, 0, limits::kMaxSeconds / 3600, "hours", "the limit on any time or duration");
   L.sc.dht = d;
 }
 
@@ -691,6 +740,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source_
   return std::move(L.sc);
 }
 
-Scenario load_scenario(const std::string& path) { return parse_scenario(traces::read_text_file(path), path); }
+Scenario load_scenario(const std::string& path) {
+  return parse_scenario(traces::read_text_file(path, limits::kMaxScenarioFileBytes), path);
+}
 
 }  // namespace swarmlab::scenarios

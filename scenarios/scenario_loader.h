@@ -21,8 +21,7 @@ Scenario load_scenario(const std::string& path);
 // paths (its folder).
 Scenario parse_scenario(const std::string& json_text, const std::string& source_name);
 
-// Upper bounds that keep a hostile file from exhausting memory.
-inline constexpr std::size_t kMaxPeers = 1'000'000;
-inline constexpr std::size_t kMaxPairCaps = 10'000'000;
+// Every value is checked against the documented limits of core/input_limits.h (table:
+// scenarios/README.md, "Limits").
 
 }  // namespace swarmlab::scenarios

@@ -1,6 +1,7 @@
 #include "traces/bandwidth_trace.h"
 
 #include "core/input_error.h"
+#include "core/input_limits.h"
 #include "traces/csv.h"
 
 namespace swarmlab::traces {
@@ -33,7 +34,7 @@ BandwidthTrace parse_bandwidth_trace(std::string_view text, const std::string& s
 }
 
 BandwidthTrace load_bandwidth_trace(const std::string& path, const PeerNames* known_peers) {
-  return parse_bandwidth_trace(read_text_file(path), path, known_peers);
+  return parse_bandwidth_trace(read_text_file(path, core::limits::kMaxTraceFileBytes), path, known_peers);
 }
 
 std::string to_csv(const BandwidthTrace& trace) {

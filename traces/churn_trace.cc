@@ -1,6 +1,7 @@
 #include "traces/churn_trace.h"
 
 #include "core/input_error.h"
+#include "core/input_limits.h"
 #include "traces/csv.h"
 
 namespace swarmlab::traces {
@@ -52,7 +53,7 @@ ChurnTrace parse_churn_trace(std::string_view text, const std::string& source, c
 }
 
 ChurnTrace load_churn_trace(const std::string& path, const PeerNames* known_peers) {
-  return parse_churn_trace(read_text_file(path), path, known_peers);
+  return parse_churn_trace(read_text_file(path, core::limits::kMaxTraceFileBytes), path, known_peers);
 }
 
 std::string to_csv(const ChurnTrace& trace) {

@@ -1,8 +1,10 @@
 #include "traces/csv.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/input_error.h"
+#include "core/input_limits.h"
 
 namespace swarmlab::traces {
 
@@ -15,10 +17,11 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, last - first + 1);
 }
 
-std::vector<std::string_view> split(std::string_view line) {
+// At most `max_cells` cells; a line with more gives max_cells + 1 (the caller reports the count).
+std::vector<std::string_view> split(std::string_view line, std::size_t max_cells) {
   std::vector<std::string_view> cells;
   std::size_t start = 0;
-  while (true) {
+  while (cells.size() <= max_cells) {
     const auto comma = line.find(',', start);
     cells.push_back(trim(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start)));
     if (comma == std::string_view::npos) break;
@@ -57,7 +60,7 @@ std::vector<CsvRow> read_csv(std::string_view text, const std::string& source,
     if (line.ends_with('\r')) line.remove_suffix(1);
     const std::string_view content = trim(line);
     if (content.empty() || content.front() == '#') continue;
-    auto cells = split(line);
+    auto cells = split(line, header.size());
     if (!header_seen) {
       if (cells != header)
         throw core::InputError(source, line_location(line_no),
@@ -68,8 +71,13 @@ std::vector<CsvRow> read_csv(std::string_view text, const std::string& source,
     if (cells.size() != header.size())
       throw core::InputError(source, line_location(line_no),
                              "expected " + std::to_string(header.size()) + " comma-separated columns (" +
-                                 expected_header + "), got " + std::to_string(cells.size()) + ": " +
+                                 expected_header + "), got " +
+                                 std::to_string(std::count(line.begin(), line.end(), ',') + 1) + ": " +
                                  quoted(content));
+    if (rows.size() == core::limits::kMaxTraceRows)
+      throw core::InputError(source, line_location(line_no),
+                             "too many rows: expected at most " + std::to_string(core::limits::kMaxTraceRows) +
+                                 " data rows in a trace");
     rows.push_back({line_no, std::move(cells)});
   }
   if (!header_seen)
@@ -81,15 +89,16 @@ std::vector<CsvRow> read_csv(std::string_view text, const std::string& source,
 
 namespace {
 
+// A number in [min, max]; `expected` describes the range.
 double parse_number_cell(const CsvRow& row, std::size_t column, std::string_view name,
-                         std::string_view expected, const std::string& source) {
+                         std::string_view expected, double min, double max, const std::string& source) {
   const std::string_view cell = row.cells[column];
   double v = 0;
   if (!parse_real(cell, v))
     throw core::InputError(source, line_location(row.line),
                            "column " + std::string(name) + ": expected " + std::string(expected) + ", got " +
                                (cell.empty() ? std::string("an empty cell") : quoted(cell)));
-  if (!std::isfinite(v) || v < 0)
+  if (!std::isfinite(v) || v < min || v > max)
     throw core::InputError(
         source, line_location(row.line),
         "column " + std::string(name) + ": expected " + std::string(expected) + ", got " + std::string(cell));
@@ -100,12 +109,16 @@ double parse_number_cell(const CsvRow& row, std::size_t column, std::string_view
 
 double parse_time_cell(const CsvRow& row, std::size_t column, std::string_view name,
                        const std::string& source) {
-  return parse_number_cell(row, column, name, "a non-negative finite number of seconds", source);
+  return parse_number_cell(row, column, name, "a number of seconds from 0 to " + format_plain(core::limits::kMaxSeconds), 0,
+                           core::limits::kMaxSeconds, source);
 }
 
 double parse_bps_cell(const CsvRow& row, std::size_t column, std::string_view name,
                       const std::string& source) {
-  return parse_number_cell(row, column, name, "a non-negative finite number of bits/s", source);
+  return parse_number_cell(row, column, name,
+                           "a number of bits/s from " + format_plain(core::limits::kMinBandwidthBps) + " to " +
+                               format_plain(core::limits::kMaxBandwidthBps),
+                           core::limits::kMinBandwidthBps, core::limits::kMaxBandwidthBps, source);
 }
 
 std::string parse_peer_cell(const CsvRow& row, std::size_t column, const std::string& source,

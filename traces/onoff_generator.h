@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/input_limits.h"
 #include "traces/churn_trace.h"
 
 namespace swarmlab::traces {
@@ -21,6 +22,7 @@ namespace swarmlab::traces {
 ChurnTrace make_on_off(const std::vector<std::string>& peers, double on_s, double off_s, double duration_s,
                        bool start_up = true, double phase_s = 0);
 
-inline constexpr std::size_t kMaxOnOffEvents = 10'000'000;
+// No more rows than a trace file may hold (core/input_limits.h), so every generated trace loads.
+inline constexpr std::size_t kMaxOnOffEvents = core::limits::kMaxTraceRows;
 
 }  // namespace swarmlab::traces

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 #include <vector>
 
@@ -15,21 +15,40 @@
 
 namespace swarmlab::traces {
 
-std::string read_text_file(const std::string& path) {
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status))
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status))
     throw core::InputError(path, "", "cannot open file: it does not exist (expected a readable file)");
-  if (std::filesystem::is_directory(status))
+  if (fs::is_directory(status))
     throw core::InputError(path, "", "cannot open file: it is a directory (expected a readable file)");
+  if (!fs::is_regular_file(status)) {
+    const char* kind = fs::is_fifo(status)              ? "a FIFO"
+                       : fs::is_character_file(status) ? "a character device"
+                       : fs::is_block_file(status)     ? "a block device"
+                       : fs::is_socket(status)         ? "a socket"
+                                                       : "not a regular file";
+    throw core::InputError(path, "", std::string("cannot read it: it is ") + kind + " (expected a regular file)");
+  }
+  const auto limit_text = [&] { return std::to_string(max_bytes >> 20) + " MiB (" + std::to_string(max_bytes) + " bytes)"; };
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > max_bytes)
+    throw core::InputError(path, "", "file of " + std::to_string(size) + " bytes: expected at most " + limit_text());
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw core::InputError(
         path, "", std::string("cannot open file: ") + std::strerror(errno) + " (expected a readable file)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes)  // grew since the size check
+      throw core::InputError(path, "", "file of more than " + std::to_string(max_bytes) + " bytes: expected at most " + limit_text());
+  }
   if (in.bad()) throw core::InputError(path, "", "read error (expected a readable file)");
-  return std::move(buffer).str();
+  return text;
 }
 
 std::string quoted(std::string_view s, std::size_t max_chars) {
@@ -138,8 +157,13 @@ std::string format_real(double v) {
   return std::string(buf, ec == std::errc() ? end : buf);
 }
 
+std::string format_plain(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  return format_real(v);
+}
+
 bool is_valid_peer_name(std::string_view name) {
-  if (name.empty() || name.size() > 128) return false;
+  if (name.empty() || name.size() > 128 || name == "." || name == "..") return false;
   return std::all_of(name.begin(), name.end(), [](char ch) {
     return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
            ch == '_' || ch == '-';

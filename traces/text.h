@@ -3,6 +3,7 @@
 // that input is text, locating a byte offset, strict number parsing and peer-name rules. Every
 // failure is reported as core::InputError naming the file, the place and what was expected.
 #include <cstddef>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <string_view>
@@ -14,9 +15,11 @@ namespace swarmlab::traces {
 // searchable by string_view.
 using PeerNames = std::set<std::string, std::less<>>;
 
-// Reads the whole file at `path`. Throws core::InputError(path, "", ...) when it is missing, is a
-// directory or cannot be read.
-std::string read_text_file(const std::string& path);
+// Reads the whole file at `path`, which must be a regular file of at most `max_bytes` bytes. Throws
+// core::InputError(path, "", ...) when it is missing, is a directory, a device, a FIFO or a socket
+// (which could be endless or block forever), is larger than `max_bytes`, or cannot be read. At
+// most max_bytes + 1 bytes are ever read, even from a file that grows meanwhile.
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes);
 
 // `s` in double quotes for an error message: bytes outside printable ASCII become \xNN, quotes
 // and backslashes are escaped, and anything beyond `max_chars` is cut and marked with "...".
@@ -38,10 +41,16 @@ bool parse_real(std::string_view s, double& out);
 // Formats `v` so that parse_real gives back exactly `v` (shortest round-trip form).
 std::string format_real(double v);
 
-// Peer names: 1 to 128 characters from [A-Za-z0-9._-]. They appear in CSV traces, file names and
-// logs, so commas, spaces and quotes are excluded.
+// `v` for a message: integers below 10^15 in plain digits ("100000000"), others as format_real.
+std::string format_plain(double v);
+
+// Peer names: 1 to 128 characters from [A-Za-z0-9._-], not "." or "..". They appear in CSV
+// traces, file names, output paths and on the terminal, so commas, spaces, quotes, slashes and
+// control characters are excluded, and a name is never a path component that leaves its folder.
+// Every name that reaches the filesystem or the terminal (scenario and model names too) follows
+// this rule.
 bool is_valid_peer_name(std::string_view name);
-inline constexpr std::string_view kPeerNameRule = "1 to 128 characters from A-Z a-z 0-9 . _ -";
+inline constexpr std::string_view kPeerNameRule = "1 to 128 characters from A-Z a-z 0-9 . _ -, not \".\" or \"..\"";
 
 // "a, b, c" from the first `max_names` names, then "... (N in all)".
 std::string list_names(const PeerNames& names, std::size_t max_names = 8);

@@ -2,10 +2,10 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default) or raft; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, scenario or trace; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
-# Target <t> is tests/fuzz/<t>_message_fuzz.cc with its seeds in tests/fuzz/corpus/<t>/.
+# Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc) with its seeds in tests/fuzz/corpus/<t>/.
 # Environment: CXX (default clang++-14, else clang++), BUILD_DIR (default build-fuzz), and
 # REGENERATE_CORPUS=1 to rewrite the target's seeds first (the file built with
 # -D<T>_FUZZ_MAKE_CORPUS writes them).
@@ -44,13 +44,20 @@ case "$target" in
     )
     extra_includes=(-I "$root/tests/core")
     ;;
+  scenario|trace)
+    sources=(
+      "$root"/scenarios/*.cc
+      "$root"/traces/*.cc
+    )
+    ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, scenario, trace)" >&2
     exit 2
     ;;
 esac
 flags=(-std=c++20 -O1 -g -I "$root" "${extra_includes[@]}" -fno-omit-frame-pointer)
 fuzzer="$root/tests/fuzz/${target}_message_fuzz.cc"
+[[ -f "$fuzzer" ]] || fuzzer="$root/tests/fuzz/${target}_fuzz.cc"  # inputs that are files, not messages
 
 if [[ "${REGENERATE_CORPUS:-0}" == 1 ]]; then
   "$cxx" "${flags[@]}" "-D${target^^}_FUZZ_MAKE_CORPUS" "$fuzzer" "${sources[@]}" -o "$build/make_${target}_corpus"

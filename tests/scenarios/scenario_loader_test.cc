@@ -84,7 +84,7 @@ TEST(ScenarioLoader, LoadsEveryField) {
 TEST(ScenarioLoader, Defaults) {
   const Scenario s = parse_scenario(
       R"({"name": "min", "workload": {"model": "m", "parameters": 1, "target_batch": 1},
-          "peers": [{"name": "solo", "compute_sps": 1, "bandwidth_bps": 0}]})",
+          "peers": [{"name": "solo", "compute_sps": 1, "bandwidth_bps": 1000}]})",
       "min.json");
   EXPECT_EQ(s.seed, 1u);
   EXPECT_EQ(s.description, "");
@@ -101,7 +101,7 @@ TEST(ScenarioLoader, Defaults) {
 TEST(ScenarioLoader, CountOfOneStillSuffixes) {
   const Scenario s = parse_scenario(
       R"({"name": "n", "workload": {"model": "m", "parameters": 1, "target_batch": 1},
-          "peers": [{"name": "g", "count": 1, "compute_sps": 1, "bandwidth_bps": 1}]})",
+          "peers": [{"name": "g", "count": 1, "compute_sps": 1, "bandwidth_bps": 1000}]})",
       "n.json");
   EXPECT_EQ(s.peers.at(0).name, "g-0");
 }
@@ -178,7 +178,7 @@ TEST_F(ScenarioWithTraces, TracePeersMustBeScenarioPeers) {
 // The full example in scenarios/README.md loads (the documentation stays true).
 TEST(ScenarioReadme, ExampleLoads) {
   const std::string readme =
-      traces::read_text_file(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/README.md");
+      traces::read_text_file(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/README.md", 1 << 20);
   const auto start = readme.find("```json\n");
   ASSERT_NE(start, std::string::npos);
   const auto end = readme.find("```", start + 8);

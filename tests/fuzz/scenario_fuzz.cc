@@ -1,0 +1,28 @@
+// libFuzzer target for the scenario loader (tests/fuzz/run_fuzz.sh scenario): any bytes given as a
+// scenario file either load into a scenario within the documented limits (core/input_limits.h) or
+// are refused with core::InputError; nothing else escapes, nothing crashes, and no input makes the
+// loader allocate past libFuzzer's RSS limit. Seeds: the shipped scenarios and the hostile corpus.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "core/input_error.h"
+#include "core/input_limits.h"
+#include "scenarios/scenario_loader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace swarmlab;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    // A source in a folder that does not exist: trace paths in the input resolve to nothing.
+    const scenarios::Scenario sc = scenarios::parse_scenario(text, "/nonexistent-fuzz-dir/fuzz.json");
+    if (sc.peers.size() > core::limits::kMaxPeers || sc.pair_caps.size() > core::limits::kMaxPairCaps) std::abort();
+    if (!sc.dht && (sc.workload.parameters < 1 || sc.workload.parameters > core::limits::kMaxParameters)) std::abort();
+    for (const auto& p : sc.peers)
+      if (!(p.upload_bps >= core::limits::kMinBandwidthBps && p.download_bps <= core::limits::kMaxBandwidthBps))
+        std::abort();
+  } catch (const core::InputError&) {
+  }
+  return 0;
+}
