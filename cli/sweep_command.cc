@@ -23,7 +23,7 @@ struct SweepArgs {
   std::string out;
   unsigned jobs = 0;
   std::string mpi = "auto";
-  bool with_wall_time = false;
+  bool no_wall_time = false;
   bool retry_failed = false;
   bool quiet = false;
   bool dry_run = false;
@@ -85,9 +85,9 @@ const bool registered = register_command(
       sub.add_option("--mpi", a->mpi, "auto: use MPI when started by mpirun or srun; on; off")
           ->check(CLI::IsMember({"auto", "on", "off"}))
           ->capture_default_str();
-      sub.add_flag("--with-wall-time", a->with_wall_time,
-                   "append each run's wall time to results.csv (then the table is not byte-deterministic; "
-                   "runs_wall.csv always has it)");
+      sub.add_flag("--no-wall-time", a->no_wall_time,
+                   "leave the wall_s column out of results.csv, which is then byte-identical for every --jobs and "
+                   "MPI layout (runs_wall.csv always has the times)");
       sub.add_flag("--retry-failed", a->retry_failed, "run again the runs stored as failed");
       sub.add_flag("--quiet", a->quiet, "no progress bar");
       sub.add_flag("--dry-run", a->dry_run, "print the plan (runs, compositions, axis values) and run nothing");
@@ -108,7 +108,7 @@ const bool registered = register_command(
         sweep::SweepOptions o;
         o.out = a->out.empty() ? "out/sweeps/" + spec.name : a->out;
         o.jobs = a->jobs ? a->jobs : default_jobs();
-        o.with_wall_time = a->with_wall_time;
+        o.with_wall_time = !a->no_wall_time;
         o.retry_failed = a->retry_failed;
         auto bar = std::make_shared<Progress>("sweep " + spec.name, a->quiet);
         o.progress = [bar](const sweep::SweepProgress& p) {

@@ -24,7 +24,7 @@ struct SweepProgress {
 struct SweepOptions {
   std::string out;             // the output folder
   unsigned jobs = 1;           // local processes (ignored under MPI: one run per worker rank)
-  bool with_wall_time = false; // append wall_s to results.csv (it is then not deterministic)
+  bool with_wall_time = true;  // append wall_s to results.csv (the only column that is not deterministic)
   bool retry_failed = false;   // run again the runs stored as failed
   std::function<void(const SweepProgress&)> progress;  // on the process that gathers results
 };

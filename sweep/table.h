@@ -3,7 +3,7 @@
 //   results.csv   one row per run that has a result, in run order: run, composition, seed, the
 //                 axes, peers, client_peers, status, the metrics (sweep/columns.h), error. A pure
 //                 function of the spec and the results: byte-identical for every --jobs and MPI
-//                 layout. With `with_wall_time` a wall_s column is appended (then it is not).
+//                 layout, except the wall_s column appended with `with_wall_time`.
 //   runs_wall.csv run, wall_s, where: how long each run took and where (not deterministic).
 //   sweep.json    what the table holds: the axes (numeric or categorical, crossed), the metrics
 //                 and which way is better, counts. Read by `swarmlab compare` and the plots.
