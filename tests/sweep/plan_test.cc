@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "sweep/materialize.h"
@@ -132,6 +134,32 @@ TEST(Materialize, CountZeroRemovesAnEntryAndKeysDependOnEverything) {
   EXPECT_EQ(materialize(s, p.runs[1]).scenario.peers.size(), 15u);
   EXPECT_NE(run_key(s, p.runs[0]), run_key(s, p.runs[1]));
   EXPECT_EQ(run_key(s, p.runs[0]), run_key(load_sweep_spec(kSource + "/tests/sweep/specs/inline-equal.json"), p.runs[0]));
+}
+
+TEST(ShippedSweeps, EverySpecLoadsAndTheExampleHasItsShape) {
+  std::size_t specs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/scenarios/sweeps")) {
+    std::ifstream in(e.path());
+    const json j = json::parse(in);
+    if (!j.contains("axes")) continue;
+    ++specs;
+    EXPECT_NO_THROW(load_sweep_spec(e.path().string())) << e.path();
+  }
+  EXPECT_GE(specs, 1u);
+  // 200 compositions x {AR, planner} x 3 seeds, 8 to 64 peers, up to half the home peers clients.
+  const SweepSpec s = load_sweep_spec(kSource + "/scenarios/sweeps/ar-vs-planner.json");
+  const SweepPlan p = make_plan(s);
+  EXPECT_EQ(p.runs.size(), 1200u);
+  EXPECT_EQ(p.compositions, 400u);
+  std::size_t min_peers = 1000, max_peers = 0;
+  for (const auto& r : p.runs) {
+    const std::size_t peers = r.values[0].get<std::size_t>() + r.values[1].get<std::size_t>();
+    min_peers = std::min(min_peers, peers);
+    max_peers = std::max(max_peers, peers);
+    EXPECT_LE(r.values[3].get<double>(), 0.5);
+  }
+  EXPECT_GE(min_peers, 8u);
+  EXPECT_LE(max_peers, 64u);
 }
 
 }  // namespace
