@@ -13,6 +13,8 @@ packages=(
   python3 python3-matplotlib           # analysis/ plots
   libns3-dev libgsl-dev libsqlite3-dev # the ns-3 network backend (3.37); ns-3's pkg-config files need GSL and SQLite
   iproute2                             # ip and tc: live runs behind emulated links (exec/)
+  openmpi-bin libopenmpi-dev           # swarmlab sweep across machines (mpirun / srun)
+  chromium                             # headless check of the sweep reports (tests/sweep)
 )
 
 missing=()

@@ -10,7 +10,8 @@ class Progress {
  public:
   Progress(std::string label, bool quiet);
   ~Progress();
-  void update(std::size_t done, std::size_t total);
+  // `note` follows the counts, e.g. "2 failed, ETA 3m10s".
+  void update(std::size_t done, std::size_t total, const std::string& note = "");
 
  private:
   std::string label_;
