@@ -2,10 +2,11 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default) or raft; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
-# Target <t> is tests/fuzz/<t>_message_fuzz.cc with its seeds in tests/fuzz/corpus/<t>/.
+# Target <t> is tests/fuzz/<t>_message_fuzz.cc (idx: tests/fuzz/idx_fuzz.cc, the dataset files'
+# decoder) with its seeds in tests/fuzz/corpus/<t>/.
 # Environment: CXX (default clang++-14, else clang++), BUILD_DIR (default build-fuzz), and
 # REGENERATE_CORPUS=1 to rewrite the target's seeds first (the file built with
 # -D<T>_FUZZ_MAKE_CORPUS writes them).
@@ -23,6 +24,8 @@ build="${BUILD_DIR:-$root/build-fuzz}"
 corpus_seeds="$root/tests/fuzz/corpus/$target"
 mkdir -p "$build" "$corpus_seeds"
 
+fuzzer="$root/tests/fuzz/${target}_message_fuzz.cc"
+libs=()
 case "$target" in
   dht)
     sources=(
@@ -41,22 +44,26 @@ case "$target" in
       "$root"/sim/engine.cc
     )
     ;;
+  idx)
+    sources=("$root"/learn/fashion_mnist.cc)
+    fuzzer="$root/tests/fuzz/idx_fuzz.cc"
+    libs=(-lz)
+    ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, idx)" >&2
     exit 2
     ;;
 esac
 flags=(-std=c++20 -O1 -g -I "$root" -fno-omit-frame-pointer)
-fuzzer="$root/tests/fuzz/${target}_message_fuzz.cc"
 
 if [[ "${REGENERATE_CORPUS:-0}" == 1 ]]; then
-  "$cxx" "${flags[@]}" "-D${target^^}_FUZZ_MAKE_CORPUS" "$fuzzer" "${sources[@]}" -o "$build/make_${target}_corpus"
+  "$cxx" "${flags[@]}" "-D${target^^}_FUZZ_MAKE_CORPUS" "$fuzzer" "${sources[@]}" "${libs[@]}" -o "$build/make_${target}_corpus"
   rm -f "$corpus_seeds"/*
   "$build/make_${target}_corpus" "$corpus_seeds"
 fi
 
 "$cxx" "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  "$fuzzer" "${sources[@]}" -o "$build/${target}_message_fuzz"
+  "$fuzzer" "${sources[@]}" "${libs[@]}" -o "$build/${target}_message_fuzz"
 
 # New inputs go to a scratch corpus so the checked-in seeds stay small and reviewed.
 work="$build/corpus-$target"
