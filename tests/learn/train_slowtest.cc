@@ -42,6 +42,7 @@ TEST(TrainSlow, CnnReaches85PercentOnFashionMnist) {
       std::printf("step %llu (%llu samples): test accuracy %.4f, loss %.4f, train loss %.4f, %.1f s (compute %.1f s)\n",
                   static_cast<unsigned long long>(step), static_cast<unsigned long long>(step * kBatch), e.accuracy,
                   e.loss, l.take_loss().value_or(0), wall, l.compute_seconds());
+      std::fflush(stdout);
       if (e.accuracy >= 0.85) break;
     }
   }
