@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "learn/fashion_mnist.h"
-#include "learn/torch_learner.h"
+#include "learn/torch/torch_learner.h"
 
 namespace swarmlab::learn::testing {
 

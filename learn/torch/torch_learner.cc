@@ -1,6 +1,6 @@
 // The one translation unit of the project that includes libtorch (learn/README.md: build weight,
 // ABI). It is compiled with TORCH_CXX_FLAGS; its header keeps to ABI-neutral types.
-#include "learn/torch_learner.h"
+#include "learn/torch/torch_learner.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

@@ -1,4 +1,4 @@
-#include "learn/torch_learner.h"
+#include "learn/torch/torch_learner.h"
 
 #include <algorithm>
 #include <cmath>
