@@ -15,6 +15,8 @@ packages=(
   iproute2                             # ip and tc: live runs behind emulated links (exec/)
   openmpi-bin libopenmpi-dev           # swarmlab sweep across machines (mpirun / srun)
   chromium                             # headless check of the sweep reports (tests/sweep)
+  libtorch-dev zlib1g-dev              # learn/: real training (libtorch 1.13, CPU); gzip datasets
+  dataset-fashion-mnist                # learn/: the shipped workload (IDX files, gzip)
 )
 
 missing=()

@@ -1,5 +1,5 @@
 # Fails when a part includes something its architecture forbids. Invoked by swarmlab_part().
-set(parts core traces scenarios sim exec analysis cli)
+set(parts core learn traces scenarios sim exec analysis cli)
 file(GLOB_RECURSE files ${SOURCE_DIR}/${PART}/*.h ${SOURCE_DIR}/${PART}/*.cc)
 set(errors "")
 foreach(f ${files})
@@ -16,6 +16,10 @@ foreach(f ${files})
         endif()
       endif()
     endforeach()
+    # libtorch is heavy to compile and brings its own ABI flags: one translation unit holds it.
+    if(line MATCHES "[\"<](torch|ATen|c10)/" AND NOT f MATCHES "/learn/torch/torch_learner\\.cc$")
+      string(APPEND errors "${f}: only learn/torch/torch_learner.cc may include libtorch: ${line}\n")
+    endif()
     if(PART STREQUAL "core")
       # The core is driven through the environment seam only: no clocks, threads, sockets,
       # platform randomness, ns-3 or libtorch.

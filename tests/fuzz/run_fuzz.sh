@@ -2,10 +2,10 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, scenario or trace; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, scenario, trace or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
-# Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc) with its seeds in tests/fuzz/corpus/<t>/.
+# Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc: idx, the dataset files' decoder) with its seeds in tests/fuzz/corpus/<t>/.
 # Environment: CXX (default clang++-14, else clang++), BUILD_DIR (default build-fuzz), and
 # REGENERATE_CORPUS=1 to rewrite the target's seeds first (the file built with
 # -D<T>_FUZZ_MAKE_CORPUS writes them).
@@ -24,6 +24,8 @@ corpus_seeds="$root/tests/fuzz/corpus/$target"
 extra_includes=()
 mkdir -p "$build" "$corpus_seeds"
 
+fuzzer="$root/tests/fuzz/${target}_message_fuzz.cc"
+libs=()
 case "$target" in
   dht)
     sources=(
@@ -50,8 +52,13 @@ case "$target" in
       "$root"/traces/*.cc
     )
     ;;
+  idx)
+    sources=("$root"/learn/fashion_mnist.cc)
+    fuzzer="$root/tests/fuzz/idx_fuzz.cc"
+    libs=(-lz)
+    ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft, scenario, trace)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, scenario, trace, idx)" >&2
     exit 2
     ;;
 esac
@@ -60,13 +67,13 @@ fuzzer="$root/tests/fuzz/${target}_message_fuzz.cc"
 [[ -f "$fuzzer" ]] || fuzzer="$root/tests/fuzz/${target}_fuzz.cc"  # inputs that are files, not messages
 
 if [[ "${REGENERATE_CORPUS:-0}" == 1 ]]; then
-  "$cxx" "${flags[@]}" "-D${target^^}_FUZZ_MAKE_CORPUS" "$fuzzer" "${sources[@]}" -o "$build/make_${target}_corpus"
+  "$cxx" "${flags[@]}" "-D${target^^}_FUZZ_MAKE_CORPUS" "$fuzzer" "${sources[@]}" "${libs[@]}" -o "$build/make_${target}_corpus"
   rm -f "$corpus_seeds"/*
   "$build/make_${target}_corpus" "$corpus_seeds"
 fi
 
 "$cxx" "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  "$fuzzer" "${sources[@]}" -o "$build/${target}_message_fuzz"
+  "$fuzzer" "${sources[@]}" "${libs[@]}" -o "$build/${target}_message_fuzz"
 
 # New inputs go to a scratch corpus so the checked-in seeds stay small and reviewed.
 work="$build/corpus-$target"
