@@ -16,6 +16,7 @@ std::uint32_t Engine::allocate_slot() {
     return i;
   }
   if ((slot_count_ & kChunkMask) == 0) chunks_.push_back(std::make_unique<Slot[]>(std::size_t{1} << kChunkBits));
+  meta_.push_back(0);
   return slot_count_++;
 }
 
@@ -23,9 +24,10 @@ Engine::EventId Engine::at(Seconds t, Callback fn) {
   // + 0.0 turns -0.0 into +0.0, so that equal times compare equal in every respect.
   const Seconds when = std::max(t, now_) + 0.0;
   const std::uint32_t i = allocate_slot();
-  Slot& s = slot(i);
-  s.fn = std::move(fn);
-  s.state = State::Pending;
+  // A free slot holds nothing that needs destroying (see cancel() and run_top()).
+  const std::uint32_t generation = generation_of(meta_[i]);
+  meta_[i] = generation << kGenerationShift | (fn.needs_destroy() ? kNeedsDestroy : 0) | kPending;
+  slot(i).fn.take_over(fn);
   if (next_seq_ >= seq_limit_) renumber();
   const Entry e = make_entry(when, next_seq_++, i);
   if (top_consumed_) {
@@ -36,7 +38,7 @@ Engine::EventId Engine::at(Seconds t, Callback fn) {
   }
   ++live_;
   // The id packs the slot and its generation so a stale id can never cancel a reused slot.
-  return (static_cast<EventId>(s.generation) << 32 | i) + 1;
+  return (static_cast<EventId>(generation) << 32 | i) + 1;
 }
 
 void Engine::cancel(EventId id) {
@@ -44,10 +46,10 @@ void Engine::cancel(EventId id) {
   const auto i = static_cast<std::uint32_t>((id - 1) & 0xFFFFFFFFu);
   const auto generation = static_cast<std::uint32_t>((id - 1) >> 32);
   if (i >= slot_count_) return;
-  Slot& s = slot(i);
-  if (s.state != State::Pending || s.generation != generation) return;
-  s.fn = nullptr;  // what the callback holds is released now, as before
-  s.state = State::Cancelled;
+  std::uint32_t& meta = meta_[i];
+  if (state_of(meta) != kPending || generation_of(meta) != generation) return;
+  if (meta & kNeedsDestroy) slot(i).fn = nullptr;  // what the callback holds is released now
+  meta = (meta & ~(kStateMask | kNeedsDestroy)) | kCancelled;
   --live_;
   ++cancelled_;
   // The record stays in the heap until it surfaces; compaction bounds how many can pile up.
@@ -94,7 +96,7 @@ void Engine::compact() {
   settle();
   std::size_t kept = 0;
   for (const Entry& e : heap_) {
-    if (slot(entry_slot(e)).state == State::Cancelled) {
+    if (state_of(meta_[entry_slot(e)]) == kCancelled) {
       release_slot(entry_slot(e));
     } else {
       heap_[kept++] = e;
@@ -121,7 +123,7 @@ void Engine::skip_cancelled() {
   settle();
   while (!heap_.empty()) {
     const std::uint32_t i = entry_slot(heap_.front());
-    if (slot(i).state != State::Cancelled) return;
+    if (state_of(meta_[i]) != kCancelled) return;
     heap_pop();
     release_slot(i);
     --cancelled_;
@@ -142,7 +144,7 @@ void Engine::run_top() {
   top_consumed_ = true;  // popped by the first at() or the next look at the heap
   const std::uint32_t i = entry_slot(top);
   Slot& s = slot(i);
-  s.state = State::Running;
+  meta_[i] = (meta_[i] & ~kStateMask) | kRunning;
   --live_;
   now_ = entry_time(top);
   ++processed_;

@@ -74,11 +74,16 @@ class EventCallback {
   ~EventCallback() { reset(); }
 
   explicit operator bool() const noexcept { return ops_ != nullptr; }
+  // Whether destroying it does anything (it holds a non-trivial callable, or one on the heap).
+  bool needs_destroy() const noexcept { return ops_ != nullptr && ops_->destroy != nullptr; }
   // Calling an empty callback throws std::bad_function_call, as std::function does.
   void operator()() {
     if (!ops_) throw std::bad_function_call();
     ops_->invoke(buf_);
   }
+  // Takes `o`'s callable, assuming this one holds nothing that needs destroying (the engine's
+  // free slots): the destination is written, never read, which matters when it is not in cache.
+  void take_over(EventCallback& o) noexcept { take(o); }
   void reset() noexcept {
     if (ops_) {
       if (ops_->destroy) ops_->destroy(buf_);
@@ -201,21 +206,24 @@ class Engine {
   }
   static std::uint32_t entry_slot(Entry e) { return static_cast<std::uint32_t>(e); }
   static std::uint32_t entry_seq(Entry e) { return static_cast<std::uint32_t>(e >> 32); }
-  enum class State : std::uint8_t { Free, Pending, Cancelled, Running };
+  // Per slot, in a compact array of its own (so that cancelling and skipping cancelled records
+  // rarely touch the callbacks): the state, whether the callback needs destroying, generation.
+  enum State : std::uint32_t { kFree = 0, kPending = 1, kCancelled = 2, kRunning = 3 };
+  static constexpr std::uint32_t kStateMask = 3, kNeedsDestroy = 4, kGenerationShift = 3;
+  static std::uint32_t state_of(std::uint32_t meta) { return meta & kStateMask; }
+  static std::uint32_t generation_of(std::uint32_t meta) { return meta >> kGenerationShift; }
+  // The callbacks, in chunks that never move (a callback runs in place).
   struct alignas(64) Slot {
     Callback fn;
-    std::uint32_t generation = 0;
-    State state = State::Free;
   };
-  static constexpr unsigned kChunkBits = 9;  // slots per chunk: 512 (32 KiB); chunks never move
+  static constexpr unsigned kChunkBits = 9;  // slots per chunk: 512 (32 KiB)
   static constexpr std::uint32_t kChunkMask = (1u << kChunkBits) - 1;
 
   Slot& slot(std::uint32_t i) { return chunks_[i >> kChunkBits][i & kChunkMask]; }
   std::uint32_t allocate_slot();
+  // Frees a slot whose callback is gone (or trivially destructible) and bumps its generation.
   void release_slot(std::uint32_t i) {
-    Slot& s = slot(i);
-    s.state = State::Free;
-    ++s.generation;
+    meta_[i] = (generation_of(meta_[i]) + 1) << kGenerationShift;
     free_slots_.push_back(i);
   }
 
@@ -243,6 +251,7 @@ class Engine {
 
   std::vector<Entry> heap_;
   std::vector<std::unique_ptr<Slot[]>> chunks_;
+  std::vector<std::uint32_t> meta_;  // per slot
   std::uint32_t slot_count_ = 0;
   std::vector<std::uint32_t> free_slots_;
   std::size_t cancelled_ = 0;  // cancelled records still in the heap
