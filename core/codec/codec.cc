@@ -30,46 +30,56 @@ struct Moments {
 // offset written in the header, which decoding then uses as written. One pass over memory: each
 // block of detail::kSumBlock values (it stays in L1) is summed in float, in 16 independent lanes
 // (SIMD), then its squared deviations from its own mean are summed the same way; the blocks'
-// (count, mean, M2) are merged in double (Chan, Golub and LeVeque's pairwise update). Every kernel
-// build gives the same bits. A non-finite block sum (a non-finite entry, or float overflow) falls
-// back to a filtered double loop.
+// moments are combined in double. Every kernel build gives the same bits. A non-finite block sum
+// (a non-finite entry, or float overflow) falls back to a filtered double loop.
 Moments moments(const Kernels& k, std::span<const float> in) {
   if (in.empty()) return {};
   constexpr std::size_t kBlocks = 16;  // blocks per step: 32 KiB of input, still in L1 for the second sum
+  constexpr std::size_t kStep = kBlocks * detail::kSumBlock;
+  constexpr double kInvBlock = 1.0 / detail::kSumBlock;  // a power of two: exact
   float sums[kBlocks], centres[kBlocks], squares[kBlocks];
-  double count = 0.0, mean = 0.0, m2 = 0.0;
-  bool finite = true;
+  double block_mean[kBlocks];
+  // Totals in double: Σx, and Σ over blocks of (the block's M2 + n_b (mean_b − ref)²), where ref
+  // is the first block's mean; then M2 = that − n (mean − ref)².
+  double count = 0.0, sum = 0.0, spread = 0.0, ref = 0.0;
+  bool first = true, finite = true;
   // Last step first: the encoding pass that follows starts at the front, which is then the part of
   // the input most recently read (still in cache when the input is larger than the caches).
-  constexpr std::size_t kStep = kBlocks * detail::kSumBlock;
   for (std::size_t step = (in.size() + kStep - 1) / kStep; step-- > 0 && finite;) {
     const std::size_t base = step * kStep;
     const std::size_t len = std::min(kStep, in.size() - base);
     const std::size_t blocks = (len + detail::kSumBlock - 1) / detail::kSumBlock;
     const float* x = in.data() + base;
-    double block_mean[kBlocks];
     k.block_sums(x, len, sums);
     for (std::size_t b = 0; b < blocks; ++b) {
-      block_mean[b] = static_cast<double>(sums[b]) / static_cast<double>(std::min(detail::kSumBlock, len - b * detail::kSumBlock));
+      const std::size_t n_b = std::min(detail::kSumBlock, len - b * detail::kSumBlock);
+      block_mean[b] = n_b == detail::kSumBlock ? static_cast<double>(sums[b]) * kInvBlock
+                                               : static_cast<double>(sums[b]) / static_cast<double>(n_b);
       centres[b] = static_cast<float>(block_mean[b]);
     }
     // While the squares are summed from L1, the memory system fetches the next step.
     if (step > 0)
       for (std::size_t line = 0; line < kStep; line += 64 / sizeof(float)) __builtin_prefetch(x - kStep + line);
     k.block_square_sums(x, len, centres, squares);
-    for (std::size_t b = 0; b < blocks && finite; ++b) {
-      finite = std::isfinite(sums[b]) && std::isfinite(squares[b]);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      finite = finite && std::isfinite(sums[b]) && std::isfinite(squares[b]);
       const double n_b = static_cast<double>(std::min(detail::kSumBlock, len - b * detail::kSumBlock));
       const double off = static_cast<double>(centres[b]) - block_mean[b];  // the squares are centred on centres[b]
       const double m2_b = std::max(0.0, static_cast<double>(squares[b]) - n_b * off * off);
-      const double total = count + n_b;
-      const double delta = block_mean[b] - mean;
-      mean += delta * (n_b / total);
-      m2 += m2_b + delta * delta * (count * n_b / total);
-      count = total;
+      if (first) {
+        ref = block_mean[b];
+        first = false;
+      }
+      const double d = block_mean[b] - ref;
+      count += n_b;
+      sum += static_cast<double>(sums[b]);
+      spread += m2_b + n_b * d * d;
     }
   }
-  if (finite) return {mean, std::sqrt(m2 / count)};
+  if (finite) {
+    const double mean = sum / count, d = mean - ref;
+    return {mean, std::sqrt(std::max(0.0, spread - count * d * d) / count)};
+  }
 
   double finite_sum = 0.0, finite_count = 0.0;
   for (float x : in)

@@ -290,6 +290,161 @@ SWARMLAB_AVX2 void block_square_sums_avx2(const float* x, std::size_t n, const f
 constexpr Kernels kAvx2{"avx2",          to_half_avx2,   from_half_avx2, to_half_scaled_avx2,
                         from_half_scaled_avx2, to_level_avx2, from_level_avx2, block_sums_avx2,
                         block_square_sums_avx2};
+
+// ---- AVX-512F build: sixteen lanes at a time; a block's 16 sum lanes are one register. ----
+#define SWARMLAB_AVX512 __attribute__((target("avx512f")))
+// GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized on their own _mm512_undefined_*() (GCC
+// bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+SWARMLAB_AVX512 inline void store_half16(std::uint8_t* out, __m512 v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtps_ph(v, kRoundNearest));
+}
+SWARMLAB_AVX512 inline __m512 load_half16(const std::uint8_t* in) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)));
+}
+
+SWARMLAB_AVX512 void to_half_avx512(const float* in, std::size_t n, std::uint8_t* out) {
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = _mm512_loadu_ps(in + i), b = _mm512_loadu_ps(in + i + 16);
+    store_half16(out + 2 * i, a);
+    store_half16(out + 2 * i + 32, b);
+  }
+  for (; i + 16 <= n; i += 16) store_half16(out + 2 * i, _mm512_loadu_ps(in + i));
+  to_half_scalar(in + i, n - i, out + 2 * i);
+}
+
+SWARMLAB_AVX512 void from_half_avx512(const std::uint8_t* in, std::size_t n, float* out) {
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = load_half16(in + 2 * i), b = load_half16(in + 2 * i + 32);
+    _mm512_storeu_ps(out + i, a);
+    _mm512_storeu_ps(out + i + 16, b);
+  }
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, load_half16(in + 2 * i));
+  from_half_scalar(in + 2 * i, n - i, out + i);
+}
+
+SWARMLAB_AVX512 void to_half_scaled_avx512(const float* in, std::size_t n, float mean, float inv, std::uint8_t* out) {
+  const __m512 m = _mm512_set1_ps(mean), s = _mm512_set1_ps(inv);
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(in + i), m), s);
+    const __m512 b = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(in + i + 16), m), s);
+    store_half16(out + 2 * i, a);
+    store_half16(out + 2 * i + 32, b);
+  }
+  for (; i + 16 <= n; i += 16) store_half16(out + 2 * i, _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(in + i), m), s));
+  to_half_scaled_scalar(in + i, n - i, mean, inv, out + 2 * i);
+}
+
+SWARMLAB_AVX512 void from_half_scaled_avx512(const std::uint8_t* in, std::size_t n, float mean, float scale,
+                                             float* out) {
+  const __m512 m = _mm512_set1_ps(mean), s = _mm512_set1_ps(scale);
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    _mm512_storeu_ps(out + i, _mm512_add_ps(m, _mm512_mul_ps(s, load_half16(in + 2 * i))));
+    _mm512_storeu_ps(out + i + 16, _mm512_add_ps(m, _mm512_mul_ps(s, load_half16(in + 2 * i + 32))));
+  }
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, _mm512_add_ps(m, _mm512_mul_ps(s, load_half16(in + 2 * i))));
+  from_half_scaled_scalar(in + 2 * i, n - i, mean, scale, out + i);
+}
+
+SWARMLAB_AVX512 void to_level_avx512(const float* in, std::size_t n, float low, float inv, std::uint8_t* out) {
+  const __m512 l = _mm512_set1_ps(low), s = _mm512_set1_ps(inv), half = _mm512_set1_ps(0.5f);
+  const __m512 nan_level = _mm512_set1_ps(128.0f), top = _mm512_set1_ps(kTopLevel);
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(in + i), l), s), half);
+    t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q), t, nan_level);
+    t = _mm512_min_ps(_mm512_max_ps(t, half), top);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t)));
+  }
+  to_level_scalar(in + i, n - i, low, inv, out + i);
+}
+
+SWARMLAB_AVX512 void from_level_avx512(const std::uint8_t* in, std::size_t n, float low, float step, float* out) {
+  const __m512d l = _mm512_set1_pd(low), s = _mm512_set1_pd(step);
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i k = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    const __m512d lo = _mm512_add_pd(l, _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(k)), s));
+    const __m512d hi = _mm512_add_pd(l, _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(k, 1)), s));
+    _mm256_storeu_ps(out + i, _mm512_cvtpd_ps(lo));
+    _mm256_storeu_ps(out + i + 8, _mm512_cvtpd_ps(hi));
+  }
+  from_level_scalar(in + i, n - i, low, step, out + i);
+}
+
+// A block's 16 lanes folded as lane_tree() does: k + k+8 is the sum of the two 256-bit halves.
+SWARMLAB_AVX512 inline float fold16(__m512 v) {
+  const __m256 lo = _mm512_castps512_ps256(v);
+  const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+  const __m256 v8 = _mm256_add_ps(lo, hi);
+  const __m128 v4 = _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
+  const __m128 v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
+  return _mm_cvtss_f32(_mm_add_ss(v2, _mm_shuffle_ps(v2, v2, 1)));
+}
+
+template <bool Square>
+SWARMLAB_AVX512 inline __m512 term16(const float* x, __m512 c) {
+  const __m512 v = _mm512_loadu_ps(x);
+  if constexpr (Square) {
+    const __m512 d = _mm512_sub_ps(v, c);
+    return _mm512_mul_ps(d, d);
+  } else {
+    return v;
+  }
+}
+
+template <bool Square>
+SWARMLAB_AVX512 void block_sums_avx512_impl(const float* x, std::size_t n, const float* centres, float* sums) {
+  constexpr std::size_t kGroup = 4;
+  std::size_t b = 0;
+  for (; (b + kGroup) * kSumBlock <= n; b += kGroup) {
+    const float* p = x + b * kSumBlock;
+    __m512 c[kGroup], acc[kGroup];
+    for (std::size_t g = 0; g < kGroup; ++g) {
+      c[g] = _mm512_set1_ps(Square ? centres[b + g] : 0.0f);
+      acc[g] = _mm512_setzero_ps();
+    }
+    for (std::size_t i = 0; i < kSumBlock; i += kLanes)
+      for (std::size_t g = 0; g < kGroup; ++g) acc[g] = _mm512_add_ps(acc[g], term16<Square>(p + g * kSumBlock + i, c[g]));
+    for (std::size_t g = 0; g < kGroup; ++g) sums[b + g] = fold16(acc[g]);
+  }
+  for (; b * kSumBlock < n; ++b) {
+    const float* p = x + b * kSumBlock;
+    const std::size_t len = std::min(kSumBlock, n - b * kSumBlock);
+    const float cs = Square ? centres[b] : 0.0f;
+    const __m512 c = _mm512_set1_ps(cs);
+    __m512 acc = _mm512_setzero_ps();
+    std::size_t i = 0;
+    for (; i + kLanes <= len; i += kLanes) acc = _mm512_add_ps(acc, term16<Square>(p + i, c));
+    if (i == len) {
+      sums[b] = fold16(acc);
+      continue;
+    }
+    float lane[kLanes];
+    _mm512_storeu_ps(lane, acc);
+    for (; i < len; ++i) lane[0] += Square ? (p[i] - cs) * (p[i] - cs) : p[i];
+    sums[b] = lane_tree(lane);
+  }
+}
+
+SWARMLAB_AVX512 void block_sums_avx512(const float* x, std::size_t n, float* sums) {
+  block_sums_avx512_impl<false>(x, n, nullptr, sums);
+}
+
+SWARMLAB_AVX512 void block_square_sums_avx512(const float* x, std::size_t n, const float* centres, float* sums) {
+  block_sums_avx512_impl<true>(x, n, centres, sums);
+}
+
+constexpr Kernels kAvx512{"avx512",          to_half_avx512,   from_half_avx512, to_half_scaled_avx512,
+                          from_half_scaled_avx512, to_level_avx512, from_level_avx512, block_sums_avx512,
+                          block_square_sums_avx512};
+#pragma GCC diagnostic pop
 #endif
 
 }  // namespace
@@ -308,8 +463,21 @@ const Kernels* avx2_kernels() {
 #endif
 }
 
+const Kernels* avx512_kernels() {
+#ifdef SWARMLAB_CODEC_X86
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+  }();
+  return supported ? &kAvx512 : nullptr;
+#else
+  return nullptr;
+#endif
+}
+
 const Kernels& kernels() {
-  static const Kernels& chosen = avx2_kernels() ? *avx2_kernels() : scalar_kernels();
+  static const Kernels& chosen =
+      avx512_kernels() ? *avx512_kernels() : avx2_kernels() ? *avx2_kernels() : scalar_kernels();
   return chosen;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The array loops behind the codecs (core/codec/codec.h), in two builds chosen at run time: a
-// portable scalar one, and one for x86 CPUs with AVX2 and F16C. Both produce the same bits for
+// The array loops behind the codecs (core/codec/codec.h), in builds chosen at run time: a portable
+// scalar one, one for x86 CPUs with AVX2 and F16C, one for AVX-512F. All produce the same bits for
 // every input (NaN, inf, subnormals, overflow, rounding ties included; tests/core/codec/ checks
 // it), so an encoding never depends on the machine that made it. Nothing here uses FMA: a fused
 // multiply-add rounds once where the scalar code rounds twice.
@@ -19,7 +19,7 @@ namespace swarmlab::core::codec::detail {
 inline constexpr std::size_t kSumBlock = 512;
 
 struct Kernels {
-  const char* name;  // "scalar" or "avx2"
+  const char* name;  // "scalar", "avx2" or "avx512"
   // Encoded bytes are little-endian and may sit at any address.
   void (*to_half)(const float* in, std::size_t n, std::uint8_t* out);
   void (*from_half)(const std::uint8_t* in, std::size_t n, float* out);
@@ -39,6 +39,8 @@ struct Kernels {
 const Kernels& scalar_kernels();
 // nullptr unless the CPU runs AVX2 and F16C.
 const Kernels* avx2_kernels();
+// nullptr unless the CPU (and the OS) run AVX-512F.
+const Kernels* avx512_kernels();
 // The fastest this CPU runs; chosen once.
 const Kernels& kernels();
 

@@ -1,6 +1,6 @@
-// The AVX2/F16C build of the codec kernels against the portable scalar build: same bits for every
-// input class (NaN payloads, ±inf, ±0, subnormals on both sides, overflow to inf, rounding ties),
-// every tail length and any alignment of the encoded bytes.
+// Every SIMD build of the codec kernels this CPU runs (AVX2/F16C, AVX-512F) against the portable
+// scalar build: same bits for every input class (NaN payloads, ±inf, ±0, subnormals on both sides,
+// overflow to inf, rounding ties), every tail length and any alignment of the encoded bytes.
 #include "core/codec/kernels.h"
 
 #include <bit>
@@ -22,10 +22,18 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
-const Kernels& simd() { return *avx2_kernels(); }
+std::vector<const Kernels*> simd_builds() {
+  std::vector<const Kernels*> builds;
+  for (const Kernels* k : {avx2_kernels(), avx512_kernels()})
+    if (k) builds.push_back(k);
+  return builds;
+}
 
-#define REQUIRE_AVX2()                                                               \
-  if (!avx2_kernels()) GTEST_SKIP() << "this CPU has no AVX2/F16C: only the scalar build runs"
+// Runs the rest of the test body once per SIMD build, as `simd`.
+#define FOR_EACH_SIMD_BUILD                                                                        \
+  if (simd_builds().empty()) GTEST_SKIP() << "this CPU has no AVX2/F16C: only the scalar build runs"; \
+  for (const Kernels* simd_build : simd_builds())                                                  \
+    if (const Kernels& simd = *simd_build; true)
 
 float f(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 
@@ -76,11 +84,13 @@ void expect_same_floats(const std::vector<float>& a, const std::vector<float>& b
 // Runs an encoding kernel through both builds at output offsets 0..3 (misaligned stores) and
 // every length up to 70 (tails), then on the whole input.
 template <typename Run>
-void compare_encoders(const std::vector<float>& in, std::size_t bytes_per_value, Run run, const std::string& what) {
+void compare_encoders(const Kernels& simd, const std::vector<float>& in, std::size_t bytes_per_value, Run run,
+                      const std::string& what_) {
+  const std::string what = what_ + " (" + simd.name + ")";
   auto check = [&](std::size_t n, std::size_t offset) {
     std::vector<std::uint8_t> a(offset + bytes_per_value * n + 1, 0xAA), b = a;
     run(scalar_kernels(), in.data(), n, a.data() + offset);
-    run(simd(), in.data(), n, b.data() + offset);
+    run(simd, in.data(), n, b.data() + offset);
     ASSERT_EQ(a, b) << what << " n=" << n << " offset=" << offset;
   };
   for (std::size_t offset = 0; offset < 4; ++offset)
@@ -89,14 +99,16 @@ void compare_encoders(const std::vector<float>& in, std::size_t bytes_per_value,
 }
 
 template <typename Run>
-void compare_decoders(const std::vector<std::uint8_t>& in, std::size_t n, Run run, const std::string& what) {
+void compare_decoders(const Kernels& simd, const std::vector<std::uint8_t>& in, std::size_t n, Run run,
+                      const std::string& what_) {
+  const std::string what = what_ + " (" + simd.name + ")";
   for (std::size_t offset = 0; offset < 4; ++offset) {
     std::vector<std::uint8_t> shifted(offset);
     shifted.insert(shifted.end(), in.begin(), in.end());
     for (std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{9}, std::size_t{33}, n}) {
       std::vector<float> a(len, -1.0f), b(len, -2.0f);
       run(scalar_kernels(), shifted.data() + offset, len, a.data());
-      run(simd(), shifted.data() + offset, len, b.data());
+      run(simd, shifted.data() + offset, len, b.data());
       expect_same_floats(a, b, what + " len=" + std::to_string(len) + " offset=" + std::to_string(offset));
     }
   }
@@ -104,7 +116,9 @@ void compare_decoders(const std::vector<std::uint8_t>& in, std::size_t n, Run ru
 
 TEST(CodecKernels, DispatchPicksABuildThatExists) {
   EXPECT_STREQ(scalar_kernels().name, "scalar");
-  if (avx2_kernels()) {
+  if (avx512_kernels()) {
+    EXPECT_STREQ(kernels().name, "avx512");
+  } else if (avx2_kernels()) {
     EXPECT_STREQ(kernels().name, "avx2");
   } else {
     EXPECT_STREQ(kernels().name, "scalar");
@@ -123,15 +137,14 @@ TEST(CodecKernels, ScalarHalfConversionIsFloatToHalf) {
 }
 
 TEST(CodecKernels, HalfEncodingIsBitIdentical) {
-  REQUIRE_AVX2();
-  compare_encoders(tricky_floats(), 2, [](const Kernels& k, const float* in, std::size_t n, std::uint8_t* out) {
+  const auto in = tricky_floats();
+  FOR_EACH_SIMD_BUILD compare_encoders(simd, in, 2, [](const Kernels& k, const float* in, std::size_t n, std::uint8_t* out) {
     k.to_half(in, n, out);
   }, "to_half");
 }
 
 TEST(CodecKernels, HalfDecodingIsBitIdenticalForEveryHalf) {
-  REQUIRE_AVX2();
-  compare_decoders(all_halves(), 65536, [](const Kernels& k, const std::uint8_t* in, std::size_t n, float* out) {
+  FOR_EACH_SIMD_BUILD compare_decoders(simd, all_halves(), 65536, [](const Kernels& k, const std::uint8_t* in, std::size_t n, float* out) {
     k.from_half(in, n, out);
   }, "from_half");
   // A signalling NaN half comes out as a quiet NaN with its payload, in both builds.
@@ -142,22 +155,20 @@ TEST(CodecKernels, HalfDecodingIsBitIdenticalForEveryHalf) {
 }
 
 TEST(CodecKernels, ScaledHalfIsBitIdentical) {
-  REQUIRE_AVX2();
   const auto in = tricky_floats();
   // (mean, 1/scale) as the encoder makes them, including scales that overflow the half range.
-  for (auto [mean, inv] : {std::pair{0.0f, 1.0f}, {1.5f, 1e-3f}, {-3e-5f, 1e7f}, {1e30f, 1e-30f}, {0.25f, 3.0e38f}}) {
-    compare_encoders(in, 2, [mean, inv](const Kernels& k, const float* x, std::size_t n, std::uint8_t* out) {
+  FOR_EACH_SIMD_BUILD for (auto [mean, inv] : {std::pair{0.0f, 1.0f}, {1.5f, 1e-3f}, {-3e-5f, 1e7f}, {1e30f, 1e-30f}, {0.25f, 3.0e38f}}) {
+    compare_encoders(simd, in, 2, [mean, inv](const Kernels& k, const float* x, std::size_t n, std::uint8_t* out) {
       k.to_half_scaled(x, n, mean, inv, out);
     }, "to_half_scaled mean=" + std::to_string(mean));
     const float scale = 1.0f / inv;
-    compare_decoders(all_halves(), 65536, [mean, scale](const Kernels& k, const std::uint8_t* b, std::size_t n, float* out) {
+    compare_decoders(simd, all_halves(), 65536, [mean, scale](const Kernels& k, const std::uint8_t* b, std::size_t n, float* out) {
       k.from_half_scaled(b, n, mean, scale, out);
     }, "from_half_scaled mean=" + std::to_string(mean));
   }
 }
 
 TEST(CodecKernels, LevelsAreBitIdentical) {
-  REQUIRE_AVX2();
   std::vector<float> in = tricky_floats();
   // Values at and next to every level boundary (k + 0.5 steps above low), where truncation decides.
   const float low = -1.0f, step = 2.0f / 255, inv = 1.0f / step;
@@ -165,21 +176,22 @@ TEST(CodecKernels, LevelsAreBitIdentical) {
     const float x = low + (static_cast<float>(k) - 0.5f) * step;
     for (float y : {x, std::nextafter(x, -kInf), std::nextafter(x, kInf)}) in.push_back(y);
   }
-  for (auto [l, s] : {std::pair{low, inv}, {0.0f, 0.0f}, {-1e30f, 1e-36f}, {-3.0f, 42.5f}, {-kInf, 1.0f}})
-    compare_encoders(in, 1, [l, s](const Kernels& k, const float* x, std::size_t n, std::uint8_t* out) {
-      k.to_level(x, n, l, s, out);
-    }, "to_level low=" + std::to_string(l));
   std::vector<std::uint8_t> levels;
   for (int rep = 0; rep < 3; ++rep)
     for (int k = 0; k < 256; ++k) levels.push_back(static_cast<std::uint8_t>(k * 7 + rep));
+  FOR_EACH_SIMD_BUILD {
+  for (auto [l, s] : {std::pair{low, inv}, {0.0f, 0.0f}, {-1e30f, 1e-36f}, {-3.0f, 42.5f}, {-kInf, 1.0f}})
+    compare_encoders(simd, in, 1, [l, s](const Kernels& k, const float* x, std::size_t n, std::uint8_t* out) {
+      k.to_level(x, n, l, s, out);
+    }, "to_level low=" + std::to_string(l));
   for (auto [l, s] : {std::pair{low, step}, {0.0f, 0.0f}, {-3e38f, 3e38f}, {1e-40f, 1e-42f}, {5.0f, 1e-8f}})
-    compare_decoders(levels, levels.size(), [l, s](const Kernels& k, const std::uint8_t* b, std::size_t n, float* out) {
+    compare_decoders(simd, levels, levels.size(), [l, s](const Kernels& k, const std::uint8_t* b, std::size_t n, float* out) {
       k.from_level(b, n, l, s, out);
     }, "from_level low=" + std::to_string(l));
+  }
 }
 
 TEST(CodecKernels, BlockSumsAreBitIdenticalForEveryLength) {
-  REQUIRE_AVX2();
   constexpr std::size_t kMaxBlocks = 6;  // the AVX2 build sums four full blocks at a time
   Rng rng(5);
   std::vector<float> x(kMaxBlocks * kSumBlock), centres(kMaxBlocks);
@@ -188,7 +200,7 @@ TEST(CodecKernels, BlockSumsAreBitIdenticalForEveryLength) {
   auto same = [](float a, float b) {
     return std::isnan(a) ? std::isnan(b) : std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
   };
-  for (int pass = 0; pass < 2; ++pass) {
+  FOR_EACH_SIMD_BUILD for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1) {  // non-finite entries and float overflow
       x[3] = kInf;
       x[1100] = kNan;
@@ -198,12 +210,12 @@ TEST(CodecKernels, BlockSumsAreBitIdenticalForEveryLength) {
     for (std::size_t n = 0; n <= x.size(); ++n) {
       float a[kMaxBlocks], b[kMaxBlocks], qa[kMaxBlocks], qb[kMaxBlocks];
       scalar_kernels().block_sums(x.data(), n, a);
-      simd().block_sums(x.data(), n, b);
+      simd.block_sums(x.data(), n, b);
       scalar_kernels().block_square_sums(x.data(), n, centres.data(), qa);
-      simd().block_square_sums(x.data(), n, centres.data(), qb);
+      simd.block_square_sums(x.data(), n, centres.data(), qb);
       for (std::size_t blk = 0; blk * kSumBlock < n; ++blk) {
-        ASSERT_TRUE(same(a[blk], b[blk])) << "n=" << n << " block " << blk;
-        ASSERT_TRUE(same(qa[blk], qb[blk])) << "n=" << n << " block " << blk;
+        ASSERT_TRUE(same(a[blk], b[blk])) << simd.name << " n=" << n << " block " << blk;
+        ASSERT_TRUE(same(qa[blk], qb[blk])) << simd.name << " n=" << n << " block " << blk;
       }
     }
   }
@@ -211,9 +223,8 @@ TEST(CodecKernels, BlockSumsAreBitIdenticalForEveryLength) {
 
 // Whole encodings, header included, for every codec.
 TEST(CodecKernels, EncodingsAreBitIdentical) {
-  REQUIRE_AVX2();
   Rng rng(9);
-  for (std::size_t n : {0, 1, 5, 16, 31, 100, 511, 512, 513, 2047, 2048, 2049, 4097, 100'003}) {
+  FOR_EACH_SIMD_BUILD for (std::size_t n : {0, 1, 5, 16, 31, 100, 511, 512, 513, 2047, 2048, 2049, 4097, 100'003}) {
     for (int variant = 0; variant < 4; ++variant) {
       std::vector<float> v(n);
       const double scale = variant == 1 ? 1e-7 : variant == 2 ? 1e5 : 1.0;
@@ -226,27 +237,26 @@ TEST(CodecKernels, EncodingsAreBitIdentical) {
       for (Codec c : {Codec::Fp32, Codec::Fp16, Codec::Fp16Scaled, Codec::Uint8Uniform}) {
         std::vector<std::uint8_t> a = {1, 2, 3}, b = a;
         encode_with(scalar_kernels(), c, v, a);
-        encode_with(simd(), c, v, b);
-        ASSERT_EQ(a, b) << name(c) << " n=" << n << " variant=" << variant;
+        encode_with(simd, c, v, b);
+        ASSERT_EQ(a, b) << name(c) << " " << simd.name << " n=" << n << " variant=" << variant;
         std::vector<float> da(n), db(n);
         decode_with(scalar_kernels(), c, std::span<const std::uint8_t>(a).subspan(3), da);
-        decode_with(simd(), c, std::span<const std::uint8_t>(b).subspan(3), db);
-        expect_same_floats(da, db, std::string(name(c)) + " decode n=" + std::to_string(n));
+        decode_with(simd, c, std::span<const std::uint8_t>(b).subspan(3), db);
+        expect_same_floats(da, db, std::string(name(c)) + " " + simd.name + " decode n=" + std::to_string(n));
       }
     }
   }
 }
 
-// Every float, both builds (about 10 s): run with --gtest_also_run_disabled_tests.
+// Every float, every build (about 10 s each): run with --gtest_also_run_disabled_tests.
 TEST(CodecKernels, DISABLED_HalfEncodingIsBitIdenticalForEveryFloat) {
-  REQUIRE_AVX2();
   std::vector<float> in(1 << 20);
   std::vector<std::uint8_t> a(2 * in.size()), b(2 * in.size());
-  for (std::uint64_t base = 0; base < (1ull << 32); base += in.size()) {
+  FOR_EACH_SIMD_BUILD for (std::uint64_t base = 0; base < (1ull << 32); base += in.size()) {
     for (std::size_t i = 0; i < in.size(); ++i) in[i] = f(static_cast<std::uint32_t>(base + i));
     scalar_kernels().to_half(in.data(), in.size(), a.data());
-    simd().to_half(in.data(), in.size(), b.data());
-    ASSERT_EQ(a, b) << "block at " << base;
+    simd.to_half(in.data(), in.size(), b.data());
+    ASSERT_EQ(a, b) << simd.name << " block at " << base;
   }
 }
 
