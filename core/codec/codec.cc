@@ -7,16 +7,17 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/codec/half.h"
+#include "core/codec/kernels.h"
 #include "core/wire.h"
 
 namespace swarmlab::core::codec {
 namespace {
 
+using detail::Kernels;
+
 constexpr std::size_t kHeaderBytes = 8;  // two float32 (fp16-scaled and uint8)
-// Elements converted per block: the conversion loops run on small local arrays the compiler can
-// vectorise, and the bytes move with one memcpy per block.
-constexpr std::size_t kBlock = 512;
+// Elements encoded per step: converted into a local buffer (it stays in L1), then appended.
+constexpr std::size_t kBlock = 2048;
 constexpr double kRangeSigmas = 6.0;  // uint8 covers mean ± 3σ
 constexpr int kLevels = 256;
 
@@ -26,85 +27,106 @@ struct Moments {
 };
 
 // Mean and σ over the finite entries (inf/NaN would poison both). They only choose the scale and
-// offset written in the header, which decoding then uses as written, so speed matters more than
-// the last bits: each block of kBlock values is summed in float, in kLanes independent lanes the
-// compiler turns into SIMD, and the block sums are accumulated in double. A non-finite total (a
-// non-finite entry, or float overflow) falls back to a filtered double loop.
-constexpr std::size_t kLanes = 16;
-
-template <typename Term>
-double blocked_sum(std::span<const float> in, Term term) {
-  double total = 0.0;
-  for (std::size_t base = 0; base < in.size(); base += kBlock) {
-    const std::size_t len = std::min(kBlock, in.size() - base);
-    const float* x = in.data() + base;
-    float lane[kLanes] = {};
-    std::size_t i = 0;
-    for (; i + kLanes <= len; i += kLanes)
-      for (std::size_t k = 0; k < kLanes; ++k) lane[k] += term(x[i + k]);
-    for (; i < len; ++i) lane[0] += term(x[i]);
-    float block = 0.0f;
-    for (float v : lane) block += v;
-    total += block;
-  }
-  return total;
-}
-
-Moments moments(std::span<const float> in) {
+// offset written in the header, which decoding then uses as written. One pass over memory: each
+// block of detail::kSumBlock values (it stays in L1) is summed in float, in 16 independent lanes
+// (SIMD), then its squared deviations from its own mean are summed the same way; the blocks'
+// moments are combined in double. Every kernel build gives the same bits. A non-finite block sum
+// (a non-finite entry, or float overflow) falls back to a filtered double loop.
+Moments moments(const Kernels& k, std::span<const float> in) {
   if (in.empty()) return {};
-  const double n = static_cast<double>(in.size());
-  const double mean = blocked_sum(in, [](float x) { return x; }) / n;
-  const float mean_f = static_cast<float>(mean);
-  const double sq = blocked_sum(in, [mean_f](float x) { return (x - mean_f) * (x - mean_f); });
-  const double m2 = static_cast<double>(mean_f) - mean;  // the blocked sum is centred on mean_f
-  if (std::isfinite(mean) && std::isfinite(sq)) return {mean, std::sqrt(std::max(0.0, sq / n - m2 * m2))};
+  constexpr std::size_t kBlocks = 16;  // blocks per step: 32 KiB of input, still in L1 for the second sum
+  constexpr std::size_t kStep = kBlocks * detail::kSumBlock;
+  constexpr double kInvBlock = 1.0 / detail::kSumBlock;  // a power of two: exact
+  float sums[kBlocks], centres[kBlocks], squares[kBlocks];
+  double block_mean[kBlocks];
+  // Totals in double: Σx, and Σ over blocks of (the block's M2 + n_b (mean_b − ref)²), where ref
+  // is the first block's mean; then M2 = that − n (mean − ref)².
+  double count = 0.0, sum = 0.0, spread = 0.0, ref = 0.0;
+  bool first = true, finite = true;
+  // Last step first: the encoding pass that follows starts at the front, which is then the part of
+  // the input most recently read (still in cache when the input is larger than the caches).
+  for (std::size_t step = (in.size() + kStep - 1) / kStep; step-- > 0 && finite;) {
+    const std::size_t base = step * kStep;
+    const std::size_t len = std::min(kStep, in.size() - base);
+    const std::size_t blocks = (len + detail::kSumBlock - 1) / detail::kSumBlock;
+    const float* x = in.data() + base;
+    k.block_sums(x, len, sums);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t n_b = std::min(detail::kSumBlock, len - b * detail::kSumBlock);
+      block_mean[b] = n_b == detail::kSumBlock ? static_cast<double>(sums[b]) * kInvBlock
+                                               : static_cast<double>(sums[b]) / static_cast<double>(n_b);
+      centres[b] = static_cast<float>(block_mean[b]);
+    }
+    // While the squares are summed from L1, the memory system fetches the next step.
+    if (step > 0)
+      for (std::size_t line = 0; line < kStep; line += 64 / sizeof(float)) __builtin_prefetch(x - kStep + line);
+    k.block_square_sums(x, len, centres, squares);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      finite = finite && std::isfinite(sums[b]) && std::isfinite(squares[b]);
+      const double n_b = static_cast<double>(std::min(detail::kSumBlock, len - b * detail::kSumBlock));
+      const double off = static_cast<double>(centres[b]) - block_mean[b];  // the squares are centred on centres[b]
+      const double m2_b = std::max(0.0, static_cast<double>(squares[b]) - n_b * off * off);
+      if (first) {
+        ref = block_mean[b];
+        first = false;
+      }
+      const double d = block_mean[b] - ref;
+      count += n_b;
+      sum += static_cast<double>(sums[b]);
+      spread += m2_b + n_b * d * d;
+    }
+  }
+  if (finite) {
+    const double mean = sum / count, d = mean - ref;
+    return {mean, std::sqrt(std::max(0.0, spread - count * d * d) / count)};
+  }
 
-  double sum = 0.0, count = 0.0;
+  double finite_sum = 0.0, finite_count = 0.0;
   for (float x : in)
     if (std::isfinite(x)) {
-      sum += x;
-      count += 1.0;
+      finite_sum += x;
+      finite_count += 1.0;
     }
-  if (count == 0.0) return {};
-  const double finite_mean = sum / count;
+  if (finite_count == 0.0) return {};
+  const double finite_mean = finite_sum / finite_count;
   double dev = 0.0;
   for (float x : in)
     if (std::isfinite(x)) dev += (x - finite_mean) * (x - finite_mean);
-  return {finite_mean, std::sqrt(dev / count)};
+  return {finite_mean, std::sqrt(dev / finite_count)};
 }
 
 float clamp_to_float(double v) { return static_cast<float>(std::clamp(v, -double(FLT_MAX), double(FLT_MAX))); }
 
-std::uint8_t* grow(std::vector<std::uint8_t>& out, std::size_t bytes) {
-  const std::size_t old = out.size();
-  out.resize(old + bytes);
-  return out.data() + old;
+// Appends `bytes` to `out` with geometric growth and no zero-filling: each block is produced in
+// a local buffer and appended with one copy.
+void make_room(std::vector<std::uint8_t>& out, std::size_t bytes) {
+  const std::size_t need = out.size() + bytes;
+  if (need > out.capacity()) out.reserve(std::max(need, 2 * out.capacity()));
 }
 
-void put_f32(std::uint8_t* p, float v) { std::memcpy(p, &v, 4); }
+void append(std::vector<std::uint8_t>& out, const std::uint8_t* p, std::size_t bytes) {
+  out.insert(out.end(), p, p + bytes);
+}
+
+void put_header(std::vector<std::uint8_t>& out, float a, float b) {
+  std::uint8_t h[kHeaderBytes];
+  std::memcpy(h, &a, 4);
+  std::memcpy(h + 4, &b, 4);
+  append(out, h, kHeaderBytes);
+}
+
 float get_f32(const std::uint8_t* p) {
   float v;
   std::memcpy(&v, p, 4);
   return v;
 }
 
-void encode_fp16(std::span<const float> in, std::uint8_t* dst) {
-  std::uint16_t buf[kBlock];
+void encode_fp16(const Kernels& k, std::span<const float> in, std::vector<std::uint8_t>& out) {
+  std::uint8_t buf[2 * kBlock];
   for (std::size_t base = 0; base < in.size(); base += kBlock) {
     const std::size_t len = std::min(kBlock, in.size() - base);
-    const float* src = in.data() + base;
-    for (std::size_t i = 0; i < len; ++i) buf[i] = float_to_half(src[i]);
-    std::memcpy(dst + 2 * base, buf, 2 * len);
-  }
-}
-
-void decode_fp16(const std::uint8_t* src, std::span<float> out) {
-  std::uint16_t buf[kBlock];
-  for (std::size_t base = 0; base < out.size(); base += kBlock) {
-    const std::size_t len = std::min(kBlock, out.size() - base);
-    std::memcpy(buf, src + 2 * base, 2 * len);
-    float* dst = out.data() + base;
-    for (std::size_t i = 0; i < len; ++i) dst[i] = half_to_float(buf[i]);
+    k.to_half(in.data() + base, len, buf);
+    append(out, buf, 2 * len);
   }
 }
 
@@ -112,70 +134,54 @@ void decode_fp16(const std::uint8_t* src, std::span<float> out) {
 // magnitude, so tiny gradients do not flush to subnormals and huge ones do not overflow. No clamp
 // is needed: a finite entry has |z| ≤ √n (σ is the population σ over the finite entries), far
 // below the half overflow at 65520 for any part under 2^32 elements. inf/NaN pass through.
-void encode_fp16_scaled(std::span<const float> in, std::uint8_t* dst) {
-  const Moments m = moments(in);
+void encode_fp16_scaled(const Kernels& k, std::span<const float> in, std::vector<std::uint8_t>& out) {
+  const Moments m = moments(k, in);
   const float mean = clamp_to_float(m.mean);
   float scale = static_cast<float>(std::min(m.sigma, double(FLT_MAX)));
   if (!(scale >= FLT_MIN)) scale = 1.0f;  // constant or empty part: nothing to scale
-  put_f32(dst, mean);
-  put_f32(dst + 4, scale);
-  dst += kHeaderBytes;
+  put_header(out, mean, scale);
   const float inv = 1.0f / scale;
-  std::uint16_t buf[kBlock];
+  std::uint8_t buf[2 * kBlock];
   for (std::size_t base = 0; base < in.size(); base += kBlock) {
     const std::size_t len = std::min(kBlock, in.size() - base);
-    const float* src = in.data() + base;
-    for (std::size_t i = 0; i < len; ++i) buf[i] = float_to_half((src[i] - mean) * inv);
-    std::memcpy(dst + 2 * base, buf, 2 * len);
+    k.to_half_scaled(in.data() + base, len, mean, inv, buf);
+    append(out, buf, 2 * len);
   }
 }
 
-void decode_fp16_scaled(const std::uint8_t* src, std::span<float> out) {
+void decode_fp16_scaled(const Kernels& k, const std::uint8_t* src, std::span<float> out) {
   const float mean = get_f32(src);
   const float scale = get_f32(src + 4);
   if (!std::isfinite(mean) || !std::isfinite(scale) || !(scale > 0.0f))
     throw DecodeError("fp16-scaled: invalid header (mean " + std::to_string(mean) + ", scale " +
                       std::to_string(scale) + ")");
-  src += kHeaderBytes;
-  std::uint16_t buf[kBlock];
-  for (std::size_t base = 0; base < out.size(); base += kBlock) {
-    const std::size_t len = std::min(kBlock, out.size() - base);
-    std::memcpy(buf, src + 2 * base, 2 * len);
-    float* dst = out.data() + base;
-    for (std::size_t i = 0; i < len; ++i) dst[i] = mean + scale * half_to_float(buf[i]);
-  }
+  k.from_half_scaled(src + kHeaderBytes, out.size(), mean, scale, out.data());
 }
 
 // 256 evenly spaced levels covering mean ± 3σ; each value goes to the nearest level, values
 // outside the range to the end levels (±inf included). NaN has no level: it goes to the middle
 // one, next to the mean. A σ too small for a normal float step collapses every value to the mean.
-void encode_uint8(std::span<const float> in, std::uint8_t* dst) {
-  const Moments m = moments(in);
+void encode_uint8(const Kernels& k, std::span<const float> in, std::vector<std::uint8_t>& out) {
+  const Moments m = moments(k, in);
   const float low = clamp_to_float(m.mean - kRangeSigmas / 2 * m.sigma);
   float step = static_cast<float>(kRangeSigmas * m.sigma / (kLevels - 1));
   if (!(step >= FLT_MIN)) step = 0.0f;
-  put_f32(dst, low);
-  put_f32(dst + 4, step);
-  dst += kHeaderBytes;
+  put_header(out, low, step);
   const float inv = step > 0.0f ? 1.0f / step : 0.0f;
-  const float top = static_cast<float>(kLevels - 1) + 0.5f;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    float t = (in[i] - low) * inv + 0.5f;  // truncating t rounds to the nearest level
-    t = t == t ? t : 128.0f;                // NaN
-    t = std::min(std::max(t, 0.5f), top);   // written so that the loop vectorises
-    dst[i] = static_cast<std::uint8_t>(static_cast<int>(t));
+  std::uint8_t buf[kBlock];
+  for (std::size_t base = 0; base < in.size(); base += kBlock) {
+    const std::size_t len = std::min(kBlock, in.size() - base);
+    k.to_level(in.data() + base, len, low, inv, buf);
+    append(out, buf, len);
   }
 }
 
-void decode_uint8(const std::uint8_t* src, std::span<float> out) {
+void decode_uint8(const Kernels& k, const std::uint8_t* src, std::span<float> out) {
   const float low = get_f32(src);
   const float step = get_f32(src + 4);
   if (!std::isfinite(low) || !std::isfinite(step) || !(step >= 0.0f))
     throw DecodeError("uint8: invalid header (low " + std::to_string(low) + ", step " + std::to_string(step) + ")");
-  src += kHeaderBytes;
-  float level[kLevels];
-  for (int k = 0; k < kLevels; ++k) level[k] = static_cast<float>(double(low) + k * double(step));
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = level[src[i]];
+  k.from_level(src + kHeaderBytes, out.size(), low, step, out.data());
 }
 
 }  // namespace
@@ -206,19 +212,23 @@ double bytes_per_element(Codec codec) {
   throw std::invalid_argument("unknown codec value");
 }
 
-void encode(Codec codec, std::span<const float> in, std::vector<std::uint8_t>& out) {
-  std::uint8_t* dst = grow(out, encoded_size(codec, in.size()));
+namespace detail {
+
+void encode_with(const Kernels& k, Codec codec, std::span<const float> in, std::vector<std::uint8_t>& out) {
+  const std::size_t bytes = encoded_size(codec, in.size());
+  make_room(out, bytes);
   switch (codec) {
-    case Codec::Fp32:
-      if (!in.empty()) std::memcpy(dst, in.data(), 4 * in.size());
-      return;
-    case Codec::Fp16: return encode_fp16(in, dst);
-    case Codec::Fp16Scaled: return encode_fp16_scaled(in, dst);
-    case Codec::Uint8Uniform: return encode_uint8(in, dst);
+    case Codec::Fp32: {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(in.data());
+      return append(out, p, bytes);
+    }
+    case Codec::Fp16: return encode_fp16(k, in, out);
+    case Codec::Fp16Scaled: return encode_fp16_scaled(k, in, out);
+    case Codec::Uint8Uniform: return encode_uint8(k, in, out);
   }
 }
 
-void decode(Codec codec, std::span<const std::uint8_t> in, std::span<float> out) {
+void decode_with(const Kernels& k, Codec codec, std::span<const std::uint8_t> in, std::span<float> out) {
   const std::size_t expected = encoded_size(codec, out.size());
   if (in.size() != expected)
     throw DecodeError(std::string(name(codec)) + ": expected " + std::to_string(expected) + " bytes for " +
@@ -227,10 +237,20 @@ void decode(Codec codec, std::span<const std::uint8_t> in, std::span<float> out)
     case Codec::Fp32:
       if (!out.empty()) std::memcpy(out.data(), in.data(), 4 * out.size());
       return;
-    case Codec::Fp16: return decode_fp16(in.data(), out);
-    case Codec::Fp16Scaled: return decode_fp16_scaled(in.data(), out);
-    case Codec::Uint8Uniform: return decode_uint8(in.data(), out);
+    case Codec::Fp16: return k.from_half(in.data(), out.size(), out.data());
+    case Codec::Fp16Scaled: return decode_fp16_scaled(k, in.data(), out);
+    case Codec::Uint8Uniform: return decode_uint8(k, in.data(), out);
   }
+}
+
+}  // namespace detail
+
+void encode(Codec codec, std::span<const float> in, std::vector<std::uint8_t>& out) {
+  detail::encode_with(detail::kernels(), codec, in, out);
+}
+
+void decode(Codec codec, std::span<const std::uint8_t> in, std::span<float> out) {
+  detail::decode_with(detail::kernels(), codec, in, out);
 }
 
 }  // namespace swarmlab::core::codec

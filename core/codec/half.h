@@ -1,7 +1,8 @@
 #pragma once
 // IEEE 754 binary16 ("half") conversion, written as selects rather than branches so that loops over
 // arrays vectorise. float -> half rounds to nearest, ties to even; overflow becomes infinity, tiny
-// values become subnormals or signed zero, NaN stays a (quiet) NaN. half -> float is exact.
+// values become subnormals or signed zero, NaN stays a (quiet) NaN. half -> float is exact (a NaN
+// keeps its payload and comes out quiet). Both agree bit for bit with x86's F16C conversions.
 #include <bit>
 #include <cstdint>
 
@@ -36,9 +37,11 @@ inline std::uint16_t float_to_half(float x) {
 inline float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t em = h & 0x7FFFu;  // exponent and mantissa
-  // Normal: rebias the exponent (15 -> 127). Inf/NaN: all-ones exponent, mantissa kept.
+  // Normal: rebias the exponent (15 -> 127). Inf/NaN: all-ones exponent, mantissa kept; a NaN
+  // comes out quiet, as the F16C instruction (core/codec/kernels.cc) makes it.
   const std::uint32_t normal = (em << 13) + 0x38000000u;
-  const std::uint32_t special = (em << 13) | 0x7F800000u;
+  const std::uint32_t quiet = 0x00400000u & (0u - static_cast<std::uint32_t>(em > 0x7C00u));
+  const std::uint32_t special = (em << 13) | 0x7F800000u | quiet;
   // Subnormal (and zero): the mantissa counts units of 2^-24, exact in float.
   const std::uint32_t subnormal =
       std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<std::int32_t>(em)) * 0x1p-24f);

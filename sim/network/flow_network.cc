@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <queue>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -33,14 +33,72 @@ void FlowNetwork::check_peer(PeerId p) const {
   if (p >= links_.size()) throw std::out_of_range("flow network: unknown peer " + std::to_string(p));
 }
 
-FlowNetwork::Index FlowNetwork::connection_for(PeerId from, PeerId to) {
-  auto [it, inserted] = connection_index_.try_emplace(pair_key(from, to), static_cast<Index>(connections_.size()));
-  if (inserted) {
-    connections_.push_back(Connection{from, to, {}, kNone, 0});
-    connections_of_peer_[from].push_back(it->second);
-    if (to != from) connections_of_peer_[to].push_back(it->second);
+std::size_t FlowNetwork::PairIndex::probe(std::uint64_t key) const {
+  // Fibonacci hashing of the pair; the table size is a power of two.
+  const std::size_t mask = keys_.size() - 1;
+  std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  while (keys_[i] != key && keys_[i] != kEmpty) i = (i + 1) & mask;
+  return i;
+}
+
+FlowNetwork::Index FlowNetwork::PairIndex::find(std::uint64_t key) const {
+  if (keys_.empty()) return kNone;
+  const std::size_t i = probe(key);
+  return keys_[i] == key ? values_[i] : kNone;
+}
+
+FlowNetwork::Index FlowNetwork::PairIndex::find_or_insert(std::uint64_t key, Index value) {
+  if (2 * (count_ + 1) > keys_.size()) {  // keep the load at most 1/2
+    std::vector<std::uint64_t> keys = std::move(keys_);
+    std::vector<Index> values = std::move(values_);
+    keys_.assign(std::max<std::size_t>(64, 2 * keys.size()), kEmpty);
+    values_.assign(keys_.size(), kNone);
+    for (std::size_t j = 0; j < keys.size(); ++j)
+      if (keys[j] != kEmpty) {
+        const std::size_t i = probe(keys[j]);
+        keys_[i] = keys[j];
+        values_[i] = values[j];
+      }
   }
-  return it->second;
+  const std::size_t i = probe(key);
+  if (keys_[i] == key) return values_[i];
+  keys_[i] = key;
+  values_[i] = value;
+  ++count_;
+  return value;
+}
+
+FlowNetwork::Index FlowNetwork::connection_for(PeerId from, PeerId to) {
+  const auto next = static_cast<Index>(connections_.size());
+  const Index c = connection_index_.find_or_insert(pair_key(from, to), next);
+  if (c == next) {
+    connections_.push_back(Connection{from, to});
+    connections_of_peer_[from].push_back(c);
+    if (to != from) connections_of_peer_[to].push_back(c);
+  }
+  return c;
+}
+
+FlowNetwork::Index FlowNetwork::new_transfer(std::uint64_t bytes, Done done) {
+  Index t;
+  if (free_transfers_ != kNone) {
+    t = free_transfers_;
+    free_transfers_ = transfers_[t].next;
+  } else {
+    t = static_cast<Index>(transfers_.size());
+    transfers_.emplace_back();
+  }
+  Transfer& tr = transfers_[t];
+  tr.bytes = bytes;
+  tr.done = std::move(done);
+  tr.next = kNone;
+  return t;
+}
+
+void FlowNetwork::free_transfer(Index t) {
+  transfers_[t].done = nullptr;
+  transfers_[t].next = free_transfers_;
+  free_transfers_ = t;
 }
 
 void FlowNetwork::transmit(PeerId from, PeerId to, std::uint64_t bytes, Done done) {
@@ -55,8 +113,15 @@ void FlowNetwork::transmit(PeerId from, PeerId to, std::uint64_t bytes, Done don
     return;
   }
   const Index c = connection_for(from, to);
-  connections_[c].queue.push_back(Transfer{bytes, std::move(done)});
-  if (connections_[c].flow == kNone) start_head(c);
+  const Index t = new_transfer(bytes, std::move(done));
+  Connection& conn = connections_[c];
+  if (conn.tail == kNone) {
+    conn.head = conn.tail = t;
+  } else {
+    transfers_[conn.tail].next = t;
+    conn.tail = t;
+  }
+  if (conn.flow == kNone) start_head(c);
 }
 
 void FlowNetwork::start_head(Index c) {
@@ -68,18 +133,19 @@ void FlowNetwork::start_head(Index c) {
   } else {
     id = static_cast<Index>(flows_.size());
     flows_.emplace_back();
+    positions_.emplace_back();
   }
-  Flow& f = flows_[id];
-  f = Flow{};
-  f.connection = c;
-  f.remaining_bits = 8.0 * static_cast<double>(conn.queue.front().bytes);
-  f.updated = engine_.now();
-  f.resources[f.resource_count++] = upload_resource(conn.from);
-  f.resources[f.resource_count++] = download_resource(conn.to);
+  Flow& l = flows_[id];
+  l = Flow{};
+  l.remaining_bits = 8.0 * static_cast<double>(transfers_[conn.head].bytes);
+  l.updated = engine_.now();
+  l.connection = c;
+  l.resources[l.resource_count++] = upload_resource(conn.from);
+  l.resources[l.resource_count++] = download_resource(conn.to);
   if (auto it = pair_resource_.find(pair_key(conn.from, conn.to)); it != pair_resource_.end())
-    f.resources[f.resource_count++] = it->second;
+    l.resources[l.resource_count++] = it->second;
   if (auto it = pacing_resource_.find(pair_key(conn.from, conn.to)); it != pacing_resource_.end())
-    f.resources[f.resource_count++] = it->second;
+    l.resources[l.resource_count++] = it->second;
   conn.flow = id;
   conn.head_started = engine_.now();
   ++active_flows_;
@@ -87,33 +153,33 @@ void FlowNetwork::start_head(Index c) {
 }
 
 void FlowNetwork::attach(Index id) {
-  Flow& f = flows_[id];
-  for (int k = 0; k < f.resource_count; ++k) {
-    Resource& r = resources_[f.resources[k]];
-    f.position[k] = static_cast<Index>(r.flows.size());
+  const Flow& l = flows_[id];
+  for (std::uint32_t k = 0; k < l.resource_count; ++k) {
+    Resource& r = resources_[l.resources[k]];
+    positions_[id].in[k] = static_cast<Index>(r.flows.size());
     r.flows.push_back(id);
-    mark_dirty(f.resources[k]);
+    mark_dirty(l.resources[k]);
   }
 }
 
 void FlowNetwork::detach(Index id) {
-  Flow& f = flows_[id];
-  for (int k = 0; k < f.resource_count; ++k) {
-    Resource& r = resources_[f.resources[k]];
-    const Index pos = f.position[k];
+  Flow& l = flows_[id];
+  for (std::uint32_t k = 0; k < l.resource_count; ++k) {
+    Resource& r = resources_[l.resources[k]];
+    const Index pos = positions_[id].in[k];
     const Index moved = r.flows.back();
     r.flows[pos] = moved;
     r.flows.pop_back();
     if (moved != id) {
-      Flow& m = flows_[moved];
-      for (int j = 0; j < m.resource_count; ++j)
-        if (m.resources[j] == f.resources[k]) m.position[j] = pos;
+      const Flow& m = flows_[moved];
+      for (std::uint32_t j = 0; j < m.resource_count; ++j)
+        if (m.resources[j] == l.resources[k]) positions_[moved].in[j] = pos;
     }
-    mark_dirty(f.resources[k]);
+    mark_dirty(l.resources[k]);
   }
-  engine_.cancel(f.finish);
-  f.finish = 0;
-  f.connection = kNone;
+  engine_.cancel(l.finish);
+  l.finish = 0;
+  l.connection = kNone;
   free_flows_.push_back(id);
   --active_flows_;
 }
@@ -149,10 +215,8 @@ void FlowNetwork::recompute_dirty() {
   if (dirty_.empty()) return;
   ++recomputations_;
   ++visit_epoch_;
-  auto& flows = scratch_flows_;
   auto& resources = scratch_resources_;
   auto& stack = scratch_stack_;
-  flows.clear();
   resources.clear();
   stack.clear();
   // Collect the connected components (resources linked by shared flows) of every dirty resource.
@@ -169,23 +233,22 @@ void FlowNetwork::recompute_dirty() {
     stack.pop_back();
     resources.push_back(r);
     for (Index id : resources_[r].flows) {
-      Flow& f = flows_[id];
-      if (f.visit == visit_epoch_) continue;
-      f.visit = visit_epoch_;
-      flows.push_back(id);
-      for (int k = 0; k < f.resource_count; ++k) {
-        Resource& next = resources_[f.resources[k]];
+      Flow& l = flows_[id];
+      if (l.visit == visit_epoch_) continue;
+      l.visit = visit_epoch_;  // and unfrozen: l.frozen is an earlier recomputation
+      advance(l);              // brought up to now at its old rate
+      for (std::uint32_t k = 0; k < l.resource_count; ++k) {
+        Resource& next = resources_[l.resources[k]];
         if (next.visit != visit_epoch_) {
           next.visit = visit_epoch_;
-          stack.push_back(f.resources[k]);
+          stack.push_back(l.resources[k]);
         }
       }
     }
   }
-  // Deterministic order regardless of hash-map or stack history.
-  std::sort(flows.begin(), flows.end());
-  std::sort(resources.begin(), resources.end());
-  fill(flows, resources);
+  // No sorting needed for determinism: the search above is deterministic, and fill() does not
+  // depend on the order of `resources` (its heap orders resources by (share, index)).
+  fill(resources);
 }
 
 void FlowNetwork::recompute_all() {
@@ -194,50 +257,48 @@ void FlowNetwork::recompute_all() {
   recompute_dirty();
 }
 
-void FlowNetwork::fill(const std::vector<Index>& flows, const std::vector<Index>& resources) {
+void FlowNetwork::fill(const std::vector<Index>& resources) {
   // Progressive filling. A resource's fair share rem/unfrozen only grows as flows freeze at the
-  // current minimum, so a lazy min-heap of shares is exact: stale entries are re-pushed.
-  using Item = std::pair<double, Index>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+  // current minimum, so a lazy min-heap of shares is exact: stale entries are re-pushed. The
+  // (share, index) order is total, so the heap's history never matters.
+  auto& heap = scratch_heap_;
+  heap.clear();
+  const auto later = std::greater<>();
   for (Index r : resources) {
     Resource& res = resources_[r];
     res.remaining = res.capacity_bps;
     res.unfrozen = static_cast<Index>(res.flows.size());
-    if (res.unfrozen > 0) heap.emplace(res.remaining / res.unfrozen, r);
+    if (res.unfrozen > 0) heap.emplace_back(res.remaining / res.unfrozen, r);
   }
-  for (Index id : flows) {
-    advance(flows_[id]);
-    flows_[id].frozen = false;
-  }
-  std::vector<std::pair<Index, double>> new_rates;
-  new_rates.reserve(flows.size());
+  std::make_heap(heap.begin(), heap.end(), later);
   while (!heap.empty()) {
-    auto [share, r] = heap.top();
-    heap.pop();
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const auto [share, r] = heap.back();
+    heap.pop_back();
     Resource& res = resources_[r];
     if (res.unfrozen == 0) continue;
     const double current = std::max(0.0, res.remaining) / res.unfrozen;
     if (current > share) {
-      heap.emplace(current, r);
+      heap.emplace_back(current, r);
+      std::push_heap(heap.begin(), heap.end(), later);
       continue;
     }
     for (Index id : res.flows) {
       Flow& f = flows_[id];
-      if (f.frozen) continue;
-      f.frozen = true;
-      new_rates.emplace_back(id, current);
-      for (int k = 0; k < f.resource_count; ++k) {
+      if (f.frozen == visit_epoch_) continue;
+      f.frozen = visit_epoch_;
+      for (std::uint32_t k = 0; k < f.resource_count; ++k) {
         Resource& other = resources_[f.resources[k]];
         other.remaining -= current;
         --other.unfrozen;
       }
-    }
-  }
-  for (auto [id, rate] : new_rates) {
-    Flow& f = flows_[id];
-    if (rate != f.rate_bps || f.finish == 0) {
-      f.rate_bps = rate;
-      reschedule(id);
+      // Its rate is final: its finish event moves now if the rate changed (the order of these
+      // reschedules, the order in which flows freeze, decides the order of finish events due at
+      // the same instant).
+      if (current != f.rate_bps || f.finish == 0) {
+        f.rate_bps = current;
+        reschedule(id);
+      }
     }
   }
 }
@@ -260,26 +321,36 @@ void FlowNetwork::on_finish(Index id) {
   f.updated = engine_.now();
   const Index c = f.connection;
   Connection& conn = connections_[c];
-  Transfer done = std::move(conn.queue.front());
-  conn.queue.pop_front();
-  const Seconds started = conn.head_started;
-  const PeerId from = conn.from, to = conn.to;
-  const std::uint64_t epoch_from = up_epoch_[from], epoch_to = up_epoch_[to];
-  engine_.after(path_latency(from, to), [this, done = std::move(done), started, from, to, epoch_from, epoch_to] {
-    // An end that went down while the last bytes were in flight voids the delivery.
-    const bool ok = up_epoch_[from] == epoch_from && up_epoch_[to] == epoch_to && up_[to];
-    if (ok) bytes_delivered_ += done.bytes;
-    done.done(TransferOutcome{ok, started, engine_.now()});
-  });
-  if (!conn.queue.empty()) {
+  const Index t = conn.head;
+  conn.head = transfers_[t].next;
+  if (conn.head == kNone) conn.tail = kNone;
+  Transfer& tr = transfers_[t];
+  tr.started = conn.head_started;
+  tr.from = conn.from;
+  tr.to = conn.to;
+  tr.epoch_from = up_epoch_[conn.from];
+  tr.epoch_to = up_epoch_[conn.to];
+  engine_.after(path_latency(conn.from, conn.to), [this, t] { deliver(t); });
+  if (conn.head != kNone) {
     // Back-to-back message on the same connection: same resources, same share.
-    f.remaining_bits = 8.0 * static_cast<double>(conn.queue.front().bytes);
+    f.remaining_bits = 8.0 * static_cast<double>(transfers_[conn.head].bytes);
     conn.head_started = engine_.now();
     reschedule(id);
   } else {
     conn.flow = kNone;
     detach(id);
   }
+}
+
+void FlowNetwork::deliver(Index t) {
+  Transfer& tr = transfers_[t];
+  // An end that went down while the last bytes were in flight voids the delivery.
+  const bool ok = up_epoch_[tr.from] == tr.epoch_from && up_epoch_[tr.to] == tr.epoch_to && up_[tr.to];
+  if (ok) bytes_delivered_ += tr.bytes;
+  const TransferOutcome outcome{ok, tr.started, engine_.now()};
+  Done done = std::move(tr.done);
+  free_transfer(t);
+  done(outcome);
 }
 
 void FlowNetwork::fail_connection(Index c) {
@@ -290,13 +361,15 @@ void FlowNetwork::fail_connection(Index c) {
   }
   const Seconds now = engine_.now();
   const Seconds notice = path_latency(conn.from, conn.to);
-  while (!conn.queue.empty()) {
-    Transfer t = std::move(conn.queue.front());
-    conn.queue.pop_front();
-    engine_.after(notice, [this, done = std::move(t.done), now] {
+  while (conn.head != kNone) {
+    const Index t = conn.head;
+    conn.head = transfers_[t].next;
+    engine_.after(notice, [this, done = std::move(transfers_[t].done), now] {
       done(TransferOutcome{false, now, engine_.now()});
     });
+    free_transfer(t);
   }
+  conn.tail = kNone;
 }
 
 void FlowNetwork::set_peer_up(PeerId peer, bool up) {
@@ -338,13 +411,13 @@ void FlowNetwork::set_pair_resource(std::unordered_map<std::uint64_t, Index>& ta
     resources_.emplace_back();
     it = table.emplace(key, r).first;
     // A flow already on this pair must start crossing the new resource.
-    if (auto c = connection_index_.find(key); c != connection_index_.end() && connections_[c->second].flow != kNone) {
-      const Index id = connections_[c->second].flow;
-      Flow& f = flows_[id];
+    if (const Index c = connection_index_.find(key); c != kNone && connections_[c].flow != kNone) {
+      const Index id = connections_[c].flow;
+      Flow& l = flows_[id];
       Resource& res = resources_[r];
-      f.resources[f.resource_count] = r;
-      f.position[f.resource_count] = static_cast<Index>(res.flows.size());
-      ++f.resource_count;
+      l.resources[l.resource_count] = r;
+      positions_[id].in[l.resource_count] = static_cast<Index>(res.flows.size());
+      ++l.resource_count;
       res.flows.push_back(id);
     }
   }
@@ -354,9 +427,9 @@ void FlowNetwork::set_pair_resource(std::unordered_map<std::uint64_t, Index>& ta
 }
 
 double FlowNetwork::flow_rate_bps(PeerId from, PeerId to) const {
-  auto it = connection_index_.find(pair_key(from, to));
-  if (it == connection_index_.end()) return 0;
-  const Connection& conn = connections_[it->second];
+  const Index c = connection_index_.find(pair_key(from, to));
+  if (c == kNone) return 0;
+  const Connection& conn = connections_[c];
   return conn.flow == kNone ? 0 : flows_[conn.flow].rate_bps;
 }
 

@@ -10,8 +10,8 @@
 // recomputation. A connection that already has its next message queued keeps its rate: in a
 // fluid model a back-to-back message does not change anyone's share.
 #include <cstdint>
-#include <deque>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/engine.h"
@@ -43,27 +43,53 @@ class FlowNetwork final : public Network {
   static constexpr Index kNone = 0xFFFFFFFFu;
   static constexpr int kMaxResources = 4;  // upload, download, pair cap, pacing
 
+  // A message, in a pool: queued on its connection (a FIFO linked through `next`), then, from the
+  // moment its last bit leaves until it is delivered, in flight.
   struct Transfer {
-    std::uint64_t bytes;
+    std::uint64_t bytes = 0;
     Done done;
+    Index next = kNone;  // the next in its connection's queue, or in the free list
+    // In flight: what the delivery needs.
+    Seconds started = 0;
+    std::uint64_t epoch_from = 0, epoch_to = 0;
+    PeerId from = 0, to = 0;
   };
   struct Connection {
     PeerId from, to;
-    std::deque<Transfer> queue;  // front() is on the wire when flow != kNone
+    Index head = kNone, tail = kNone;  // queued transfers; the head is on the wire when flow != kNone
     Index flow = kNone;
     Seconds head_started = 0;
   };
-  struct Flow {
-    Index connection = kNone;
+  // Ordered pair -> connection: open addressing, linear probing; never erased, never iterated.
+  class PairIndex {
+   public:
+    Index find(std::uint64_t key) const;
+    // The value stored for `key`, storing `value` first if there was none.
+    Index find_or_insert(std::uint64_t key, Index value);
+
+   private:
+    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+    std::size_t probe(std::uint64_t key) const;
+    std::vector<std::uint64_t> keys_;
+    std::vector<Index> values_;
+    std::size_t count_ = 0;
+  };
+  // Everything a recomputation reads and writes of a flow, in one cache line: with a million
+  // flows, memory traffic is what a recomputation costs. Positions in the resources' flow lists,
+  // needed only to attach and detach, live in an array of their own.
+  struct alignas(64) Flow {
     double remaining_bits = 0;
     double rate_bps = 0;
     Seconds updated = 0;
     Engine::EventId finish = 0;
+    Index connection = kNone;
+    std::uint32_t resource_count = 0;
     Index resources[kMaxResources];
-    Index position[kMaxResources];  // index of this flow in each resource's flow list
-    int resource_count = 0;
-    bool frozen = false;  // scratch for progressive filling
-    std::uint32_t visit = 0;
+    std::uint32_t visit = 0;   // the recomputation (visit_epoch_) that last reached it
+    std::uint32_t frozen = 0;  // the recomputation that last froze it (progressive filling)
+  };
+  struct FlowPositions {
+    Index in[kMaxResources];  // index of the flow in each of its resources' flow lists
   };
   struct Resource {
     double capacity_bps = 0;
@@ -85,7 +111,7 @@ class FlowNetwork final : public Network {
   void mark_dirty(Index resource);
   void schedule_recompute();
   void recompute_dirty();
-  void fill(const std::vector<Index>& flows, const std::vector<Index>& resources);
+  void fill(const std::vector<Index>& resources);
   void advance(Flow& f);
   void reschedule(Index flow);
   void fail_connection(Index connection);
@@ -102,9 +128,16 @@ class FlowNetwork final : public Network {
   std::unordered_map<std::uint64_t, Index> pacing_resource_;
   void set_pair_resource(std::unordered_map<std::uint64_t, Index>& table, PeerId from, PeerId to, double bps);
   std::vector<Connection> connections_;
-  std::unordered_map<std::uint64_t, Index> connection_index_;
+  PairIndex connection_index_;
+  std::vector<Transfer> transfers_;
+  Index free_transfers_ = kNone;
+  Index new_transfer(std::uint64_t bytes, Done done);
+  void free_transfer(Index t);
+  void deliver(Index t);
   std::vector<std::vector<Index>> connections_of_peer_;
+  // Per flow (a connection's message on the wire), by flow index.
   std::vector<Flow> flows_;
+  std::vector<FlowPositions> positions_;
   std::vector<Index> free_flows_;
   std::vector<Index> dirty_;
   bool recompute_scheduled_ = false;
@@ -113,7 +146,8 @@ class FlowNetwork final : public Network {
   std::uint64_t recomputations_ = 0;
   std::uint64_t bytes_delivered_ = 0;
   // Scratch buffers reused across recomputations.
-  std::vector<Index> scratch_flows_, scratch_resources_, scratch_stack_;
+  std::vector<Index> scratch_resources_, scratch_stack_;
+  std::vector<std::pair<double, Index>> scratch_heap_;
 };
 
 }  // namespace swarmlab::sim
