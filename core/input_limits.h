@@ -13,6 +13,7 @@ namespace swarmlab::core::limits {
 inline constexpr std::uint64_t kMaxScenarioFileBytes = 16ull << 20;  // 16 MiB of JSON
 inline constexpr std::uint64_t kMaxTraceFileBytes = 64ull << 20;     // 64 MiB of CSV
 inline constexpr std::uint64_t kMaxTraceRows = 1'000'000;
+inline constexpr std::uint64_t kMaxSweepTableBytes = 1ull << 30;  // a sweep's results table or run record
 
 // Time: any time or duration (join/leave times, trace times, timeouts, simulated durations) is at
 // most 10^8 s (about 3.2 years); the simulator's clock keeps 10 ns resolution there.

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "core/input_limits.h"
 #include "core/rng.h"
 #include "scenarios/scenario_loader.h"
 #include "traces/text.h"
@@ -160,7 +161,7 @@ std::string run_key(const SweepSpec& spec, const RunDesc& run) {
     if (a.target != Target::ChurnTrace) continue;
     for (std::size_t i = 0; i < a.values.size(); ++i)
       if (a.values[i] == run.values[k] && !a.trace_paths[i].empty())
-        traces[a.values[i].get<std::string>()] = digest(traces::read_text_file(a.trace_paths[i]));
+        traces[a.values[i].get<std::string>()] = digest(traces::read_text_file(a.trace_paths[i], core::limits::kMaxTraceFileBytes));
   }
   const ExperimentSpec& e = spec.experiment;
   json experiment = {{"run", std::string(core::name_of(kExperimentNames, e.run))},

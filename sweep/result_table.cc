@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/input_error.h"
+#include "core/input_limits.h"
 #include "scenarios/json_reader.h"
 #include "sweep/csv.h"
 #include "traces/text.h"
@@ -38,7 +39,7 @@ ResultTable load_result_table(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw core::InputError(dir, "", "expected a sweep's output folder (with sweep.json and results.csv), got no such folder");
-  const nlohmann::json meta = scenarios::json_input::parse_strict(traces::read_text_file(meta_path), meta_path);
+  const nlohmann::json meta = scenarios::json_input::parse_strict(traces::read_text_file(meta_path, core::limits::kMaxScenarioFileBytes), meta_path);
   try {
     t.name = meta.at("name").get<std::string>();
     t.experiment = meta.at("experiment").get<std::string>();
@@ -54,7 +55,7 @@ ResultTable load_result_table(const std::string& dir) {
                                std::string(e.what()));
   }
   const std::string csv_path = (fs::path(dir) / "results.csv").string();
-  auto rows = read_csv_table(traces::read_text_file(csv_path), csv_path);
+  auto rows = read_csv_table(traces::read_text_file(csv_path, core::limits::kMaxSweepTableBytes), csv_path);
   if (rows.empty()) throw core::InputError(csv_path, "line 1", "expected a header row, got an empty file");
   t.header = std::move(rows[0]);
   t.rows.assign(std::make_move_iterator(rows.begin() + 1), std::make_move_iterator(rows.end()));

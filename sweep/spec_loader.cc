@@ -7,6 +7,7 @@
 
 #include "core/averaging/strategy.h"
 #include "core/codec/codec.h"
+#include "core/input_limits.h"
 #include "scenarios/json_reader.h"
 #include "scenarios/scenario.h"
 #include "scenarios/scenario_loader.h"
@@ -54,7 +55,7 @@ void load_base(SpecReader& R, const json& v, const std::string& path) {
       R.fail(path, "expected a readable scenario file (relative to the spec's folder), got " + traces::quoted(given) +
                        ", which resolves to " + traces::quoted(file, 200) +
                        (std::filesystem::exists(file, ec) ? ": not a regular file" : ": no such file"));
-    const std::string text = traces::read_text_file(file);
+    const std::string text = traces::read_text_file(file, core::limits::kMaxScenarioFileBytes);
     s.base = parse_strict(text, file);
     s.base_source = file;
     if (s.base.is_object() && s.base.contains("dht"))
@@ -494,6 +495,6 @@ SweepSpec parse_sweep_spec(const std::string& json_text, const std::string& sour
   return std::move(R.spec);
 }
 
-SweepSpec load_sweep_spec(const std::string& path) { return parse_sweep_spec(traces::read_text_file(path), path); }
+SweepSpec load_sweep_spec(const std::string& path) { return parse_sweep_spec(traces::read_text_file(path, core::limits::kMaxScenarioFileBytes), path); }
 
 }  // namespace swarmlab::sweep

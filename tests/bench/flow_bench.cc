@@ -81,9 +81,7 @@ void BM_FlowButterflyRound(benchmark::State& state) {
       services.push_back(std::make_unique<avg::AveragingService>(world.env(i)));
       muxes.push_back(std::make_unique<swarmlab::core::ServiceMux>());
       avg::AveragingService* s = services.back().get();
-      muxes.back()->add(
-          swarmlab::core::Service::Averaging, [s](PeerId from, swarmlab::core::Message m) { s->handle(from, m); },
-          [s](PeerId p) { s->on_link_failure(p); });
+      muxes.back()->add(swarmlab::core::ServiceId::Averaging, *s);
       world.env(i).set_sink(muxes.back().get());
     }
     std::uint32_t completed = 0;

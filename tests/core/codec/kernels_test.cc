@@ -15,25 +15,13 @@
 
 #include "core/codec/half.h"
 #include "core/rng.h"
+#include "codec/simd_builds.h"
 
 namespace swarmlab::core::codec::detail {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-
-std::vector<const Kernels*> simd_builds() {
-  std::vector<const Kernels*> builds;
-  for (const Kernels* k : {avx2_kernels(), avx512_kernels()})
-    if (k) builds.push_back(k);
-  return builds;
-}
-
-// Runs the rest of the test body once per SIMD build, as `simd`.
-#define FOR_EACH_SIMD_BUILD                                                                        \
-  if (simd_builds().empty()) GTEST_SKIP() << "this CPU has no AVX2/F16C: only the scalar build runs"; \
-  for (const Kernels* simd_build : simd_builds())                                                  \
-    if (const Kernels& simd = *simd_build; true)
 
 float f(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 
@@ -245,18 +233,6 @@ TEST(CodecKernels, EncodingsAreBitIdentical) {
         expect_same_floats(da, db, std::string(name(c)) + " " + simd.name + " decode n=" + std::to_string(n));
       }
     }
-  }
-}
-
-// Every float, every build (about 10 s each): run with --gtest_also_run_disabled_tests.
-TEST(CodecKernels, DISABLED_HalfEncodingIsBitIdenticalForEveryFloat) {
-  std::vector<float> in(1 << 20);
-  std::vector<std::uint8_t> a(2 * in.size()), b(2 * in.size());
-  FOR_EACH_SIMD_BUILD for (std::uint64_t base = 0; base < (1ull << 32); base += in.size()) {
-    for (std::size_t i = 0; i < in.size(); ++i) in[i] = f(static_cast<std::uint32_t>(base + i));
-    scalar_kernels().to_half(in.data(), in.size(), a.data());
-    simd.to_half(in.data(), in.size(), b.data());
-    ASSERT_EQ(a, b) << simd.name << " block at " << base;
   }
 }
 

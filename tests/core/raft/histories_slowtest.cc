@@ -1,4 +1,4 @@
-// The long sweep (label "slow", executable raft_slow_tests): 20,000 randomized histories twice as
+// The long sweep (label "slow", executable core_slow_tests): 20,000 randomized histories twice as
 // long as the default test's, with the same faults and checks (see histories.h).
 #include <gtest/gtest.h>
 

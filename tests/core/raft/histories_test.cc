@@ -1,6 +1,6 @@
 // 1,000 randomized histories with crashes, partitions, loss, duplication and reordering (see
 // histories.h): no safety violation, every history linearizable, and the group always recovers.
-// The longer sweep is raft_slow_tests (histories_slowtest.cc).
+// The longer sweep is core_slow_tests (histories_slowtest.cc).
 #include <gtest/gtest.h>
 
 #include <cstdio>
