@@ -1,4 +1,4 @@
-// swarmlab dht: the Kademlia scale experiment (sim/dht_experiment.h).
+// swarmlab dht: the Kademlia scale experiment (sim/experiments/dht_experiment.h).
 #include <iomanip>
 #include <iostream>
 #include <memory>

@@ -1,5 +1,5 @@
 // swarmlab moshpit: Moshpit group averaging on random vectors, against an all-reduce that restarts
-// on any failure and against random groups (sim/moshpit_experiment.h).
+// on any failure and against random groups (sim/experiments/moshpit_experiment.h).
 //
 // --json prints {"rounds_to_target": {"moshpit": r, "allreduce_restart": r, "random_groups": r},
 // "per_round": [{"round": t, "moshpit_mse": e, "allreduce_restart_mse": e, "random_groups_mse": e}]}

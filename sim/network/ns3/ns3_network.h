@@ -1,7 +1,7 @@
 #pragma once
 // Packet-level network backend: every peer is an ns-3 node behind its own access link, and
 // messages travel over real ns-3 TCP connections (one per ordered pair of peers). Configuration,
-// co-simulation and fidelity choices are explained in sim/ns3/README.md.
+// co-simulation and fidelity choices are explained in sim/network/ns3/README.md.
 //
 // This header is the C++17/C++20 boundary: it includes no ns-3 header, so the C++20 parts of the
 // simulator can create the backend while everything that touches ns-3 builds as C++17.
@@ -85,7 +85,7 @@ class Ns3Network final : public Network {
   std::unique_ptr<Impl> impl_;
 };
 
-// Plain factory for sim/backend.cc.
+// Plain factory for sim/network/backend.cc.
 std::unique_ptr<Network> make_ns3_network(Engine& engine, std::vector<LinkSpec> links, Ns3Options options = {});
 
 }  // namespace swarmlab::sim
