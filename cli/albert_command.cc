@@ -168,10 +168,12 @@ const bool registered = register_command(
             {"coordination",
              args->coordination == "dht"
                  ? "dht: every peer publishes its progress in the DHT (30 s expiration, at least every 10 s), "
-                   "estimates the collaboration's, starts leader/follower matchmaking 5 s before the batch is "
-                   "expected (one group of all peers) and averages once its estimate reaches the target batch"
-                 : "exact sample counting (a zero-staleness progress estimate); all peers at the global step form one "
-                   "group; --coordination dht runs the real progress tracker and matchmaking (README, Training)"}};
+                   "estimates the collaboration's, looks for a group with leader/follower matchmaking a lead time "
+                   "before the batch is expected (3 x the measured formation overhead, 1-15 s) and averages once "
+                   "its estimate reaches the target batch (docs/interpretations.md §24)"
+                 : "oracle: exact sample counting (a zero-staleness progress estimate); all peers at the global step "
+                   "form one group at once; --coordination dht runs the real progress tracker and matchmaking "
+                   "(docs/interpretations.md §17)"}};
         if (!args->out.empty()) {
           // Debian's interpreter first: python3-matplotlib is installed for it, and a PATH python3 (pyenv,
           // a venv) may lack matplotlib.

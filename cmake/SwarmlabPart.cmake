@@ -5,7 +5,7 @@
 # links to its own part and to the parts it SEES, and nothing else. `#include "sim/x.h"` from a part
 # that does not see `sim` therefore fails to compile. A check run before every build of the part
 # also rejects includes that would bypass the include root (`../`) and, for the core, headers that
-# read clocks, open sockets or pull in ns-3 or libtorch (core/README.md explains why).
+# read clocks, open sockets or pull in ns-3 or libtorch (README.md, "The environment seam", explains why).
 set(SWARMLAB_CHECK_INCLUDES ${CMAKE_CURRENT_LIST_DIR}/check_includes.cmake)
 
 function(swarmlab_part part)
