@@ -1,6 +1,7 @@
 #include "core/raft/node.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace swarmlab::core::raft {
 
@@ -103,7 +104,13 @@ std::size_t RaftNode::count_members(const std::set<PeerId>& peers) const {
 void RaftNode::send(PeerId to, RaftMessage m) {
   m.group = cfg_.group;
   ++stats_.messages_sent;
-  env_.send(to, Message{encode(m), 0});
+  try {
+    env_.send(to, Message{encode(m), 0});
+  } catch (const std::out_of_range&) {
+    // A configuration (from a leader's entries or snapshot) may name an id outside the
+    // collaboration: corrupt or forged. Such a member is unreachable, never a crash.
+    ++stats_.unknown_destinations;
+  }
 }
 
 void RaftNode::reset_election_timer() {

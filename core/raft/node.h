@@ -61,6 +61,7 @@ struct RaftHooks {
 
 struct RaftStats {
   std::uint64_t messages_sent = 0;
+  std::uint64_t unknown_destinations = 0;  // configuration members the environment does not know
   std::uint64_t messages_received = 0;
   std::uint64_t malformed = 0;        // undecodable, another group's, or from ourselves
   std::uint64_t rejected = 0;         // well-formed but impossible from a correct peer (dropped)
