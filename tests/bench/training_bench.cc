@@ -57,4 +57,25 @@ void BM_ThirtyTwoPeers48h(benchmark::State& state) {
 }
 BENCHMARK(BM_ThirtyTwoPeers48h)->Unit(benchmark::kMillisecond);
 
+// A 256-peer collaboration for 24 simulated hours with oracle coordination (issue 15's flow-model
+// target): the heterogeneous-lb mix (T4 workers at 200 / 100 / 50 Mb/s, planner roles) ×16.
+void BM_TwoHundredFiftySixPeers24h(benchmark::State& state) {
+  auto sc = swarmlab::scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/albert/heterogeneous-lb.json");
+  for (auto& p : sc.peers) p.name += "-x";
+  const auto base = sc.peers;
+  sc.peers.clear();
+  for (int copy = 0; copy < 16; ++copy)
+    for (auto p : base) {
+      p.name = p.name + std::to_string(copy);
+      sc.peers.push_back(p);
+    }
+  swarmlab::sim::TrainingRunConfig cfg;
+  cfg.duration_s = 24 * 3600;
+  std::uint64_t steps = 0;
+  for (auto _ : state) steps = swarmlab::sim::run_training(sc, cfg).steps;
+  state.counters["steps"] = static_cast<double>(steps);
+  state.SetLabel(std::to_string(sc.peers.size()) + " peers, 24 h");
+}
+BENCHMARK(BM_TwoHundredFiftySixPeers24h)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
 }  // namespace
