@@ -37,9 +37,22 @@ const RoleAssignment* RolesCache::roles(Strategy strategy, const planner::Planne
       // The strategy cannot run with these members (e.g. nobody reachable): no round with them.
     }
   }
-  if (cache_.size() >= kMaxEntries) cache_.clear();
+  if (cache_.size() >= kMaxEntries) {
+    cache_.clear();
+    ++generation_;
+  }
   const auto it = cache_.emplace(std::move(key), std::move(solved)).first;
   return it->second ? &*it->second : nullptr;
+}
+
+const RoundPlan& RolesCache::round_plan(std::uint64_t round_id, const RoleAssignment& roles,
+                                        const std::vector<PeerId>& members, std::uint64_t length, codec::Codec codec,
+                                        std::uint64_t part_bytes, const std::function<RoundPlan()>& build) {
+  PlanKey key{round_id, &roles, generation_, members, length, codec, part_bytes};
+  if (plan_key_ && *plan_key_ == key) return plan_;
+  plan_ = build();
+  plan_key_ = std::move(key);
+  return plan_;
 }
 
 }  // namespace swarmlab::core::averaging

@@ -5,11 +5,13 @@
 // cache may serve every peer that a process hosts without changing any result.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
 
 #include "core/averaging/role_assignment.h"
+#include "core/averaging/round_plan.h"
 
 namespace swarmlab::core::averaging {
 
@@ -24,11 +26,32 @@ class RolesCache {
   const RoleAssignment* roles(Strategy strategy, const planner::PlannerInput& input,
                               std::optional<std::size_t> server = std::nullopt);
 
+  // The round plan for `roles` (an entry of this cache) with these members, built by `build` unless
+  // the previous call asked for the same: every member of a group that a process hosts builds the
+  // same plan, a pure function of the round id, the roles, the members, the length and the
+  // encoding (at 256 members building it is O(n²) per member).
+  const RoundPlan& round_plan(std::uint64_t round_id, const RoleAssignment& roles, const std::vector<PeerId>& members,
+                              std::uint64_t length, codec::Codec codec, std::uint64_t part_bytes,
+                              const std::function<RoundPlan()>& build);
+
   std::uint64_t solves() const { return solves_; }
   std::uint64_t hits() const { return hits_; }
 
  private:
+  struct PlanKey {
+    std::uint64_t round_id = 0;
+    const RoleAssignment* roles = nullptr;
+    std::uint64_t generation = 0;  // roles pointers are only unique between two clears of cache_
+    std::vector<PeerId> members;
+    std::uint64_t length = 0;
+    codec::Codec codec = codec::Codec::Fp32;
+    std::uint64_t part_bytes = 0;
+    bool operator==(const PlanKey&) const = default;
+  };
   std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>> cache_;
+  std::uint64_t generation_ = 0;
+  std::optional<PlanKey> plan_key_;
+  RoundPlan plan_;
   std::uint64_t solves_ = 0, hits_ = 0;
 };
 

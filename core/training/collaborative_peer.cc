@@ -249,8 +249,13 @@ const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking:
 
 void CollaborativePeer::begin_round(const matchmaking::Group& group) {
   const averaging::RoleAssignment& roles = *roles_for(group);
-  averaging::RoundPlan plan =
-      matchmaking::plan_for_group(group, roles, learner_->parameter_count(), config_.codec, config_.part_bytes);
+  std::vector<PeerId> member_ids;
+  member_ids.reserve(group.members.size());
+  for (const auto& m : group.members) member_ids.push_back(m.peer);
+  averaging::RoundPlan plan = config_.roles_cache->round_plan(
+      group.group_id, roles, member_ids, learner_->parameter_count(), config_.codec, config_.part_bytes, [&] {
+        return matchmaking::plan_for_group(group, roles, learner_->parameter_count(), config_.codec, config_.part_bytes);
+      });
   const auto me = plan.index_of(env_.self());
   if (!me) {  // neither sends nor reduces in this group: nothing to average, the step still lands
     in_round_ = false;
