@@ -9,8 +9,6 @@
 #include <iostream>
 #include <sstream>
 
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
 #include "analysis/training_report.h"
@@ -20,6 +18,7 @@
 #include "sim/experiments/run_cost.h"
 #include "cli/data_paths.h"
 #include "cli/progress.h"
+#include "cli/python_script.h"
 #include "scenarios/scenario_loader.h"
 #include "sim/network/backend.h"
 #include "sim/experiments/training_experiment.h"
@@ -88,7 +87,7 @@ const bool registered = register_command(
         cfg.duration_s = args->hours * 3600;
         cfg.coordination = *core::parse_name(scenarios::kCoordinationNames, args->coordination);
         // Every setup is loaded and checked (a collaboration, within the planner's size and the
-        // budget) before any runs; --out too. The folder reaches a shell command: plain characters only.
+        // budget) before any runs; --out too.
         std::vector<scenarios::Scenario> loaded;
         for (const char* name : kSetups) {
           loaded.push_back(scenarios::load_scenario(dir + "/" + name + ".json"));
@@ -99,11 +98,9 @@ const bool registered = register_command(
                             "peers, workload, training.metrics_interval_s");
         }
         if (!args->out.empty()) {
-          if (args->out.find_first_of("\"$`\\") != std::string::npos ||
-              std::any_of(args->out.begin(), args->out.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+          if (std::any_of(args->out.begin(), args->out.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
             throw core::InputError("command line", "--out",
-                                   "expected a folder name without quotes, $, backquotes, backslashes or control "
-                                   "characters, got " + traces::quoted(args->out));
+                                   "expected a folder name without control characters, got " + traces::quoted(args->out));
           prepare_out_dir(args->out, "--out");
         }
         Progress progress("albert", args->quiet || args->json);
@@ -175,15 +172,12 @@ const bool registered = register_command(
                    "form one group at once; --coordination dht runs the real progress tracker and matchmaking "
                    "(docs/interpretations.md §17)"}};
         if (!args->out.empty()) {
-          // Debian's interpreter first: python3-matplotlib is installed for it, and a PATH python3 (pyenv,
-          // a venv) may lack matplotlib.
-          const std::string python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-          std::string cmd = python + " \"" + find_data_dir("analysis") + "/plot_steps.py\" \"" + args->out + "/steps.png\"";
-          for (const char* s : kSetups) cmd += std::string(" ") + s + "=\"" + args->out + "/" + s + "_steps.csv\"";
-          cmd += " 2>/dev/null";
-          const int rc = std::system(cmd.c_str());
-          const std::string msg = rc == 0 ? "plot written to " + args->out + "/steps.png"
-                                          : "plot skipped: python3 with matplotlib not available";
+          std::vector<std::string> plot_args = {args->out + "/steps.png"};
+          for (const char* s : kSetups) plot_args.push_back(std::string(s) + "=" + args->out + "/" + s + "_steps.csv");
+          const int rc = run_analysis_script("plot_steps.py", plot_args);
+          const std::string msg = rc == 0   ? "plot written to " + args->out + "/steps.png"
+                                  : rc == 3 ? "plot skipped: python3 with matplotlib not available"
+                                            : "plot failed: analysis/plot_steps.py exited with status " + std::to_string(rc);
           j["plot"] = msg;
         }
         if (args->json) {

@@ -26,6 +26,9 @@ struct ScaledProblem {
   bool compute_term = true;              // Objective::StepsPerSecond
 
   double pair_cap(int i, int j) const;
+  // Peers i and k are interchangeable: swapping them maps every plan to one of equal value (the
+  // roles searches break this symmetry).
+  bool interchangeable(int i, int k) const;
   double both(int i) const { return down[i] < up[i] ? down[i] : up[i]; }  // min(d_i, u_i)
 };
 
@@ -109,6 +112,11 @@ struct RolesSearchLimits {
   int max_mips = 0;                // MIP solves in all; 0 = automatic
   double gap = 0;                  // stop once no roles can beat the incumbent by more than this
 };
+
+class Model;  // glpk_model.h
+// Symmetry breaking for a roles program whose compute column of peer i is c[i] (0: the peer cannot
+// compute): among interchangeable peers, earlier ones compute first.
+void add_symmetry_breaking(const ScaledProblem& p, const std::vector<int>& c, Model& model);
 
 // Phase 1 for Roles::Optimize (needs p.compute_term): the best roles with two or more computing
 // peers. The incumbent comes from `hint` (roles of a previous plan) when it has two or more

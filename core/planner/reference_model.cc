@@ -22,21 +22,6 @@ double roles_z_bound(const ScaledProblem& p, int j) {
   return std::min({best, p.down[j], 1.0});
 }
 
-// Peers i and k are interchangeable: swapping them maps every plan to one of equal value.
-bool identical(const ScaledProblem& p, int i, int k) {
-  if (p.kappa[i] != p.kappa[k] || p.down[i] != p.down[k] || p.up[i] != p.up[k] ||
-      p.can_compute[i] != p.can_compute[k] || p.can_reduce[i] != p.can_reduce[k]) {
-    return false;
-  }
-  if (p.cap.empty()) return true;
-  if (p.pair_cap(i, k) != p.pair_cap(k, i)) return false;
-  for (int m = 0; m < p.n; ++m) {
-    if (m == i || m == k) continue;
-    if (p.pair_cap(i, m) != p.pair_cap(k, m) || p.pair_cap(m, i) != p.pair_cap(m, k)) return false;
-  }
-  return true;
-}
-
 // The roles program (docs/dedloc.md §2, O(n²) form). Columns: ρ, then per peer c and z, then a and g
 // in (sender, receiver) order. ρ is ξ·P in rate units.
 struct RolesModel {
@@ -154,23 +139,7 @@ RolesModel build_roles_model(const ScaledProblem& p, Model& m, bool binary, doub
       if (rm.c[k]) m.coef(r, rm.c[k], 1);
     }
   }
-  // Symmetry breaking: among interchangeable peers, earlier ones compute first.
-  std::vector<int> last_of_class;
-  for (int i = 0; i < n; ++i) {
-    if (!p.can_compute[i]) continue;
-    bool placed = false;
-    for (int& last : last_of_class) {
-      if (identical(p, last, i)) {
-        const int r = m.row_ge(0);
-        m.coef(r, rm.c[last], 1);
-        m.coef(r, rm.c[i], -1);
-        last = i;
-        placed = true;
-        break;
-      }
-    }
-    if (!placed) last_of_class.push_back(i);
-  }
+  add_symmetry_breaking(p, rm.c, m);
   return rm;
 }
 

@@ -20,21 +20,6 @@ constexpr int kMaxCaseCuts = 40;
 
 int count(const std::vector<bool>& v) { return static_cast<int>(std::count(v.begin(), v.end(), true)); }
 
-// Peers i and k are interchangeable: swapping them maps every plan to one of equal value.
-bool identical(const ScaledProblem& p, int i, int k) {
-  if (p.kappa[i] != p.kappa[k] || p.down[i] != p.down[k] || p.up[i] != p.up[k] ||
-      p.can_compute[i] != p.can_compute[k] || p.can_reduce[i] != p.can_reduce[k]) {
-    return false;
-  }
-  if (p.cap.empty()) return true;
-  if (p.pair_cap(i, k) != p.pair_cap(k, i)) return false;
-  for (int m = 0; m < p.n; ++m) {
-    if (m == i || m == k) continue;
-    if (p.pair_cap(i, m) != p.pair_cap(k, m) || p.pair_cap(m, i) != p.pair_cap(m, k)) return false;
-  }
-  return true;
-}
-
 // Values of candidate roles: cheap bounds first (the aggregated form's first solve above, the best
 // consistent split below), the averaging LP exactly only where a decision needs it. Cached.
 class Evaluator {
@@ -511,23 +496,7 @@ class CaseMip {
         for (const auto& [col, v] : main) model.coef(r, col, v);
       }
     }
-    // Symmetry breaking: among interchangeable peers, earlier ones compute first.
-    std::vector<int> last_of_class;
-    for (int i = 0; i < n; ++i) {
-      if (!c[i]) continue;
-      bool placed = false;
-      for (int& last : last_of_class) {
-        if (identical(p, last, i)) {
-          const int r = model.row_ge(0);
-          model.coef(r, c[last], 1);
-          model.coef(r, c[i], -1);
-          last = i;
-          placed = true;
-          break;
-        }
-      }
-      if (!placed) last_of_class.push_back(i);
-    }
+    add_symmetry_breaking(p, c, model);
 
     lp_ = model.load();
     glp_scale_prob(lp_, GLP_SF_AUTO);
@@ -926,6 +895,25 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   if (!res.computes.empty()) res.rate = ev.rate(res.computes);
   res.evaluations = ev.evaluations();
   return res;
+}
+
+void add_symmetry_breaking(const ScaledProblem& p, const std::vector<int>& c, Model& model) {
+  std::vector<int> last_of_class;  // the latest peer of each class of interchangeable peers
+  for (int i = 0; i < p.n; ++i) {
+    if (!c[i]) continue;
+    bool placed = false;
+    for (int& last : last_of_class) {
+      if (p.interchangeable(last, i)) {
+        const int r = model.row_ge(0);
+        model.coef(r, c[last], 1);
+        model.coef(r, c[i], -1);
+        last = i;
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) last_of_class.push_back(i);
+  }
 }
 
 }  // namespace swarmlab::core::planner::detail

@@ -8,6 +8,20 @@ namespace swarmlab::core::planner::detail {
 
 double ScaledProblem::pair_cap(int i, int j) const { return cap.empty() ? kInf : cap[i][j]; }
 
+bool ScaledProblem::interchangeable(int i, int k) const {
+  if (kappa[i] != kappa[k] || down[i] != down[k] || up[i] != up[k] || can_compute[i] != can_compute[k] ||
+      can_reduce[i] != can_reduce[k]) {
+    return false;
+  }
+  if (cap.empty()) return true;
+  if (pair_cap(i, k) != pair_cap(k, i)) return false;
+  for (int m = 0; m < n; ++m) {
+    if (m == i || m == k) continue;
+    if (pair_cap(i, m) != pair_cap(k, m) || pair_cap(m, i) != pair_cap(m, k)) return false;
+  }
+  return true;
+}
+
 double consistent_rate(const ScaledProblem& p, const std::vector<bool>& computes) {
   int m = 0, q = 0;
   double beta = kInf, computing_reducers = 0, other_reducers = 0;

@@ -40,6 +40,7 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
     const bool matters = !m.reported || m.local.activity != local.activity || static_cast<bool>(done_);
     m.local = local;
     m.reported = true;
+    oracle_.estimate_memo_.reset();
     if (matters) oracle_.schedule_check();
   }
 
@@ -138,14 +139,18 @@ void Oracle::enroll(PeerId peer, PeerCoordinator* c, bool client_mode) {
   m.coordinator = c;
   m.client_mode = client_mode;
   members_.emplace(peer, std::move(m));
+  estimate_memo_.reset();
 }
 
 void Oracle::leave(PeerId peer) {
   members_.erase(peer);
+  estimate_memo_.reset();
   schedule_check();
 }
 
 core::progress::GlobalProgress Oracle::estimate(Seconds now, std::uint64_t floor_step) const {
+  if (estimate_memo_ && estimate_memo_->now == now && estimate_memo_->floor_step == floor_step)
+    return estimate_memo_->estimate;
   // Exact counts: every record is as of now (a micro-batch in flight has not happened yet).
   std::vector<core::progress::PeerProgress> records;
   records.reserve(members_.size());
@@ -153,7 +158,8 @@ core::progress::GlobalProgress Oracle::estimate(Seconds now, std::uint64_t floor
     if (!m.reported || m.local.activity != core::progress::Activity::Training) continue;
     records.push_back({peer, m.local.step, m.local.samples, m.local.samples_per_s, now, m.client_mode});
   }
-  return core::progress::aggregate(records, now, options_.target, floor_step);
+  estimate_memo_ = EstimateMemo{now, floor_step, core::progress::aggregate(records, now, options_.target, floor_step)};
+  return estimate_memo_->estimate;
 }
 
 void Oracle::schedule_check() {

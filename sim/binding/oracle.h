@@ -70,6 +70,14 @@ class Oracle {
   Engine& engine_;
   OracleOptions options_;
   std::map<core::PeerId, Member> members_;  // registered peers, in id order
+  // The last estimate: every peer asks at the same instants (a group forming, a step landing), and
+  // the answer changes only with a report, a member coming or going, or the clock.
+  struct EstimateMemo {
+    core::Seconds now = 0;
+    std::uint64_t floor_step = 0;
+    core::progress::GlobalProgress estimate;
+  };
+  mutable std::optional<EstimateMemo> estimate_memo_;
   bool check_scheduled_ = false;
   std::uint64_t round_ = 0;
   std::uint64_t next_group_id_ = 1;

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "core/averaging/averaging_service.h"
 #include "core/averaging/role_assignment.h"
+#include "core/averaging/round_plan.h"
 #include "core/rng.h"
-#include "core/service_mux.h"
 #include "sim/binding/sim_world.h"
 #include "sim/network/flow_network.h"
+#include "averaging_swarm.h"
 
 namespace {
 
@@ -111,15 +111,8 @@ void BM_ButterflyRoundCarried(benchmark::State& state) {
     Engine engine;
     FlowNetwork net(engine, std::vector<LinkSpec>(kPeers, LinkSpec{1e10, 1e10, 0.001}));
     SimWorld world(engine, net, std::vector<SimPeerSpec>(kPeers, SimPeerSpec{"peer", 1.0}), 1);
-    std::vector<std::unique_ptr<avg::AveragingService>> services;
-    std::vector<std::unique_ptr<swarmlab::core::ServiceMux>> muxes;
-    for (PeerId i = 0; i < kPeers; ++i) {
-      services.push_back(std::make_unique<avg::AveragingService>(world.env(i)));
-      muxes.push_back(std::make_unique<swarmlab::core::ServiceMux>());
-      avg::AveragingService* s = services.back().get();
-      muxes.back()->add(swarmlab::core::ServiceId::Averaging, *s);
-      world.env(i).set_sink(muxes.back().get());
-    }
+    swarmlab::bench::AveragingSwarm swarm(world, kPeers);
+    auto& services = swarm.services;
     std::uint32_t completed = 0;
     for (PeerId i = 0; i < kPeers; ++i)
       services[i]->start_round(plan, values[i], avg::Timeouts{},

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <memory>
 
-#include "core/averaging/averaging_service.h"
 #include "core/averaging/role_assignment.h"
-#include "core/service_mux.h"
+#include "core/averaging/round_plan.h"
 #include "sim/binding/sim_world.h"
 #include "sim/network/flow_network.h"
+#include "averaging_swarm.h"
 
 namespace {
 
@@ -75,15 +75,8 @@ void BM_FlowButterflyRound(benchmark::State& state) {
     FlowNetwork net(engine, links);
     std::vector<SimPeerSpec> specs(peers, SimPeerSpec{"peer", 1.0});
     SimWorld world(engine, net, specs, 1);
-    std::vector<std::unique_ptr<avg::AveragingService>> services;
-    std::vector<std::unique_ptr<swarmlab::core::ServiceMux>> muxes;
-    for (PeerId i = 0; i < peers; ++i) {
-      services.push_back(std::make_unique<avg::AveragingService>(world.env(i)));
-      muxes.push_back(std::make_unique<swarmlab::core::ServiceMux>());
-      avg::AveragingService* s = services.back().get();
-      muxes.back()->add(swarmlab::core::ServiceId::Averaging, *s);
-      world.env(i).set_sink(muxes.back().get());
-    }
+    swarmlab::bench::AveragingSwarm swarm(world, peers);
+    auto& services = swarm.services;
     std::uint32_t completed = 0;
     double finished = 0;
     for (PeerId i = 0; i < peers; ++i)
