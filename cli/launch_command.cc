@@ -9,12 +9,14 @@
 
 #include "cli/checks.h"
 #include "cli/command.h"
+#include "cli/python_script.h"
 #include "core/input_limits.h"
 #include "scenarios/applicability.h"
 #include "scenarios/scenario_loader.h"
 #include "exec/launcher.h"
 #include "exec/link_emulator.h"
 #include "exec/live_scenario.h"
+#include "learn/fashion_mnist.h"
 
 namespace swarmlab::cli {
 namespace {
@@ -23,7 +25,10 @@ constexpr int kExitInterrupted = 130;
 
 struct LaunchArgs {
   exec::LaunchOptions o;
-  std::string strategy, codec, kill;
+  exec::TrainLaunch train;
+  bool training = false;
+  std::vector<std::string> joins, kills;
+  std::string strategy, codec;
   std::uint64_t parameters = 0;
   double restart = -1;
   bool json = false, quiet = false;
@@ -34,6 +39,21 @@ bool parse_index(const std::string& t, std::uint64_t& v) {
   if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return false;
   v = std::stoull(t);
   return true;
+}
+
+// PEER@SECONDS (a join, or a kill the launcher sends).
+exec::TimedPeerEvent parse_timed(const std::string& text, const std::string& option, std::size_t peers) {
+  const auto at = text.find('@');
+  std::uint64_t peer = 0;
+  double t = 0;
+  if (at == std::string::npos || !parse_index(text.substr(0, at), peer) || !traces::parse_real(text.substr(at + 1), t) ||
+      !(t >= 0 && t <= core::limits::kMaxSeconds))
+    throw core::InputError("command line", option, "expected PEER@SECONDS (e.g. 3@20), got " + traces::quoted(text));
+  if (peer >= peers)
+    throw core::InputError("command line", option,
+                           "expected a peer index below " + std::to_string(peers) + " (the scenario's peers), got " +
+                               std::to_string(peer));
+  return {static_cast<core::PeerId>(peer), t};
 }
 
 exec::KillSpec parse_kill(const std::string& text, double restart, std::size_t peers) {
@@ -76,6 +96,23 @@ void check_congestion(const std::string& name) {
     throw core::InputError("command line", "--congestion", "expected a congestion control name, got " + traces::quoted(name));
 }
 
+void print_training(const exec::LaunchResult& r) {
+  const exec::TrainingSummary& t = *r.training;
+  std::cout << r.scenario << " live training: " << r.strategy << ", " << r.codec << " wire, "
+            << (r.emulated_links ? "emulated links" : "loopback") << "\n";
+  std::cout << "  step   time_s  members  samples     loss  test_acc  consistent\n";
+  for (const auto& x : t.steps) {
+    if (!x.test_accuracy && x.step != t.last_step && x.step % 10 != 0 && x.step > 3) continue;
+    std::cout << std::setw(6) << x.step << std::setw(9) << std::fixed << std::setprecision(2) << x.time_s << std::setw(9)
+              << x.members << std::setw(9) << x.samples << std::setw(9) << std::setprecision(4) << x.loss.value_or(0.0)
+              << std::setw(10) << (x.test_accuracy ? (std::ostringstream() << std::fixed << std::setprecision(4) << *x.test_accuracy).str() : "-")
+              << std::setw(12) << (x.consistent ? "yes" : "NO") << "\n";
+  }
+  std::cout << std::fixed << std::setprecision(1) << "steps/hour " << t.steps_per_hour();
+  if (t.final_test_accuracy) std::cout << std::setprecision(4) << "; final test accuracy " << *t.final_test_accuracy;
+  std::cout << "; " << (r.ok ? "ok" : "FAILED") << "; results in " << r.out_dir << "/results.json and metrics.csv\n";
+}
+
 const bool registered = register_command(
     "launch", "Run a scenario live: one peer process per peer on this machine, over TCP (optionally emulated links)",
     [](CLI::App& sub) -> std::function<int()> {
@@ -91,7 +128,23 @@ const bool registered = register_command(
       sub.add_option("--scale", a->o.scale, "multiply every link rate by this (machines that cannot carry the real rates)")->check(Positive(1000, "a scale factor"))->capture_default_str();
       sub.add_option("--goodput", a->o.goodput, "announced bandwidth = link rate × this (default: the transport's measured goodput)")
           ->check(Positive(1, "a fraction of the link rate"));
-      sub.add_option("--kill", a->kill, "PEER@ROUND+SECONDS: that peer SIGKILLs itself that long into that round");
+      sub.add_option("--kill", a->kills, "PEER@ROUND+SECONDS: that peer SIGKILLs itself that long into that averaging round; "
+                                         "PEER@SECONDS: the launcher SIGKILLs it then (repeatable)");
+      sub.add_option("--join", a->joins, "PEER@SECONDS: start that peer then instead of at once; it joins the running collaboration (repeatable)");
+      sub.add_flag("--train", a->training, "train a model on Fashion-MNIST (libtorch; peer 0 is the backbone) instead of averaging rounds");
+      sub.add_option("--model", a->train.model, "--train: the model")->check(CLI::IsMember({"linear", "cnn", "mlp"}))->capture_default_str();
+      sub.add_option("--steps", a->train.steps, "--train: global steps to reach")->check(Count(1, 10000000, "a number of steps"))->capture_default_str();
+      sub.add_option("--order", a->train.order, "--train: shards or fixed (sample order)")->check(CLI::IsMember({"shards", "fixed"}))->capture_default_str();
+      sub.add_option("--target-batch", a->train.target_batch, "--train: samples per global step (default: the scenario's)")->check(Count(1, 100000000, "a number of samples"));
+      sub.add_option("--micro-batch", a->train.micro_batch, "--train: samples per compute call (default: the scenario's)")->check(Count(1, 1000000, "a number of samples"));
+      sub.add_option("--dpu", a->train.dpu, "--train: delayed parameter updates on or off (default: the scenario's)")->check(CLI::IsMember({"on", "off"}));
+      sub.add_option("--lr", a->train.lr, "--train: learning rate")->check(Positive(100, "a learning rate"))->capture_default_str();
+      sub.add_option("--evaluate-every", a->train.evaluate_every, "--train: the backbone's test accuracy every this many steps (0: never)")->check(Count(0, 10000000, "a number of steps"))->capture_default_str();
+      sub.add_option("--eval-samples", a->train.eval_samples, "--train: test images per evaluation during the run (0: all; the final one uses all)")->check(Count(0, 1000000, "a number of images"))->capture_default_str();
+      sub.add_option("--checkpoint-every", a->train.checkpoint_every, "--train: the backbone writes its state to <out>/checkpoints every this many steps")->check(Count(0, 10000000, "a number of steps"));
+      sub.add_flag("--dump-parameters", a->train.dump_parameters, "--train: every peer writes its parameters after every step to <out>/parameters");
+      sub.add_option("--data", a->train.data_dir, "--train: the Fashion-MNIST directory (default: Debian's)");
+      sub.add_option("--compute-scale", a->train.compute_scale, "--train: each peer computes at its scenario compute_sps x this")->check(Positive(1000, "a scale factor"))->capture_default_str();
       sub.add_option("--restart-after", a->restart, "restart the killed peer with the same identity after this many seconds")
           ->check(Real(0, 3600, "a number of seconds"));
       sub.add_option("--pace-all", a->o.pace_all_bps, "pace every connection at this many bits/s (testing on loopback)")
@@ -120,7 +173,25 @@ const bool registered = register_command(
         if (!a->strategy.empty()) o.strategy = *core::parse_name(core::averaging::kStrategyNames, a->strategy);
         if (!a->codec.empty()) o.precision = core::codec::parse_codec(a->codec);
         if (a->parameters) o.parameters = a->parameters;
-        if (!a->kill.empty()) o.kill = parse_kill(a->kill, a->restart, sc.peers.size());
+        for (const std::string& k : a->kills) {
+          if (k.find('+') != std::string::npos) {
+            if (o.kill) throw core::InputError("command line", "--kill", "expected one PEER@ROUND+SECONDS at most");
+            o.kill = parse_kill(k, a->restart, sc.peers.size());
+          } else {
+            o.timed_kills.push_back(parse_timed(k, "--kill", sc.peers.size()));
+          }
+        }
+        o.timed_restart_after_s = a->restart;
+        for (const std::string& j : a->joins) o.joins.push_back(parse_timed(j, "--join", sc.peers.size()));
+        if (a->training) {
+          o.train = a->train;
+          // A dataset every peer would fail on is reported here, once, with the file and the place.
+          const std::string data = a->train.data_dir.empty() ? learn::kFashionMnistDir : a->train.data_dir;
+          learn::load_fashion_mnist(learn::Split::Train, data);
+          learn::load_fashion_mnist(learn::Split::Test, data);
+        }
+        if (o.train && o.kill)
+          throw core::InputError("command line", "--kill", "a training launch kills by time: expected PEER@SECONDS, not PEER@ROUND+SECONDS");
         if (o.emulate_links)
           if (const std::string why = exec::LinkEmulator::unavailable_reason(); !why.empty()) {
             std::cerr << "swarmlab launch: --emulate-links: " << why << "\n";
@@ -128,8 +199,18 @@ const bool registered = register_command(
           }
         if (!a->quiet) o.progress = [](const std::string& line) { std::cerr << "launch: " << line << "\n"; };
         const exec::LaunchResult r = exec::launch(o);
+        std::string plot;
+        if (r.training && !r.training->steps.empty()) {
+          const int rc = run_analysis_script("plot_live_training.py", {r.out_dir + "/loss.png", r.out_dir + "/metrics.csv"});
+          plot = rc == 0   ? "plot written to " + r.out_dir + "/loss.png"
+                 : rc == 3 ? "plot skipped: python3 with matplotlib not available"
+                           : "plot failed: analysis/plot_live_training.py exited with status " + std::to_string(rc);
+          if (!a->quiet) std::cerr << "launch: " << plot << "\n";
+        }
         if (a->json) {
           std::cout << exec::launch_result_json(r) << "\n";
+        } else if (r.training) {
+          print_training(r);
         } else {
           std::cout << r.scenario << " live: " << r.strategy << ", " << r.parameters << " parameters (" << r.codec << "), "
                     << (r.emulated_links ? "emulated links at scale " + (std::ostringstream() << r.scale).str() +

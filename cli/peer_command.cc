@@ -1,4 +1,4 @@
-// swarmlab peer: one real peer process of a live averaging run (usually started by `launch`).
+// swarmlab peer: one real peer process of a live run, averaging or training (usually started by `launch`).
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -7,6 +7,8 @@
 #include "cli/command.h"
 #include "exec/live_scenario.h"
 #include "exec/peer_process.h"
+#include "exec/train/training_peer.h"
+#include "learn/torch/torch_learner.h"
 #include "scenarios/scenario_loader.h"
 #include "sim/scenario/peer_setup.h"
 
@@ -36,6 +38,23 @@ struct PeerArgs {
   std::uint64_t check_stride = 0;
   std::string trace;
   std::string congestion;
+  // --train
+  bool train = false;
+  std::string model = "cnn";
+  std::uint64_t steps = 100;
+  std::string data = learn::kFashionMnistDir;
+  std::string order = "shards";
+  std::uint32_t shuffle_buffer = 10000;
+  std::uint64_t micro_batch = 0, target_batch = 0;
+  double lr = 0.05, momentum = 0.9;
+  std::string dpu;  // "", "on", "off"
+  double compute_cap = -1;
+  std::uint64_t evaluate_every = 0;
+  std::uint32_t eval_samples = 0;
+  std::string dump_parameters, checkpoint_dir;
+  std::uint64_t checkpoint_every = 0;
+  int threads = 1;
+  std::string device = "auto";
 };
 
 // "0=10.77.0.1:7000,1=10.77.0.2:7000,3=..." -> addresses by id; ids missing from the list (up to
@@ -60,8 +79,73 @@ std::vector<std::optional<exec::SocketAddress>> parse_peers(const std::string& t
   return out;
 }
 
+exec::LiveHostConfig host_config(const PeerArgs& a, const scenarios::Scenario& sc, std::uint64_t seed) {
+  exec::LiveHostConfig h;
+  h.id = a.id;
+  h.addresses = parse_peers(a.peers, sc.peers.size());
+  if (!a.listen.empty()) h.listen = exec::SocketAddress::parse(a.listen);
+  h.seed = seed;
+  h.connect_timeout_s = a.connect_timeout;
+  h.idle_timeout_s = a.idle_timeout;
+  h.clock_origin = a.clock_origin;
+  h.network = exec::network_id(sc, a.run_id);
+  h.pacing = !a.no_pacing;
+  h.pace_all_bps = a.pace_all;
+  h.trace_path = a.trace;
+  h.congestion_control = a.congestion;
+  return h;
+}
+
+// What the peer announces: the live view's capacity unless overridden.
+void announce(const PeerArgs& a, const scenarios::Scenario& live, const exec::LiveHostConfig& host,
+              core::training::CollaborativePeerConfig& peer) {
+  peer.capacity = exec::live_capacity(live, a.id, a.goodput);
+  if (a.compute >= 0) peer.capacity.compute_sps = a.compute;
+  if (a.upload >= 0) peer.capacity.upload_bps = a.upload;
+  if (a.download >= 0) peer.capacity.download_bps = a.download;
+  peer.capacity.client_mode = peer.capacity.client_mode || a.client || !host.addresses[a.id];
+}
+
+// A training peer: the scenario's DeDLOC or DiLoCo peer on the libtorch learner.
+int run_training(const PeerArgs& a, const scenarios::Scenario& sc, scenarios::Scenario live) {
+  const learn::Model model = *core::parse_name(learn::kModelNames, a.model);
+  live.workload.parameters = learn::model_parameter_count(model);  // the real model's, whatever the scenario says
+  if (a.target_batch) live.workload.target_batch = a.target_batch;
+  if (a.micro_batch) live.training.micro_batch = a.micro_batch;
+  if (a.dpu == "on") live.training.dpu = true;
+  if (a.dpu == "off") live.training.dpu = false;
+  exec::TrainingPeerConfig c;
+  c.host = host_config(a, sc, live.seed);
+  c.name = sc.peers[a.id].name;
+  c.peer = sim::training_peer_config(live, a.id, sim::TransportAssumptions{a.goodput});
+  announce(a, live, c.host, c.peer);
+  c.coordination = sim::dht_coordinator_config(live, c.peer);
+  c.learner.model = model;
+  c.learner.mode = live.training.mode;
+  c.learner.model_seed = live.seed;
+  c.learner.lr = a.lr;
+  c.learner.momentum = a.momentum;
+  c.learner.threads = a.threads;
+  c.learner.device = *core::parse_name(learn::kDeviceNames, a.device);
+  c.data_dir = a.data;
+  c.order = *core::parse_name(exec::kSampleOrderNames, a.order);
+  c.shuffle_buffer = a.shuffle_buffer;
+  c.data_seed = live.seed;
+  c.steps = a.steps;
+  // The scenario's compute speed is the device this peer emulates; 0 computes as fast as it can.
+  c.compute_cap_sps = a.compute_cap >= 0 ? a.compute_cap : c.peer.capacity.compute_sps;
+  c.evaluate_every = a.evaluate_every;
+  c.eval_samples = a.eval_samples;
+  c.dump_dir = a.dump_parameters;
+  c.checkpoint_dir = a.checkpoint_dir;
+  c.checkpoint_every = a.checkpoint_every;
+  if (c.checkpoint_every > 0 && c.checkpoint_dir.empty())
+    throw std::invalid_argument("--checkpoint-every: needs --checkpoint-dir (where to write the states)");
+  return exec::run_training_peer(c, std::cout, std::cerr);
+}
+
 const bool registered = register_command(
-    "peer", "Run one real peer of a live averaging run (TCP); normally started by `swarmlab launch`",
+    "peer", "Run one real peer of a live run (TCP): averaging rounds, or training with --train; normally started by `swarmlab launch`",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<PeerArgs>();
       sub.add_option("scenario", a->scenario, "scenario JSON file")->required();
@@ -90,6 +174,25 @@ const bool registered = register_command(
       sub.add_option("--check-stride", a->check_stride, "check every k-th element against the exact average (0: about 1M per round)");
       sub.add_option("--trace", a->trace, "append a JSON-lines timeline here");
       sub.add_option("--congestion", a->congestion, "TCP congestion control for every connection (default: the system's)");
+      sub.add_flag("--train", a->train, "train a model on Fashion-MNIST (libtorch) instead of averaging seeded vectors");
+      sub.add_option("--model", a->model, "--train: the model")->check(CLI::IsMember(core::names_of(learn::kModelNames)))->capture_default_str();
+      sub.add_option("--steps", a->steps, "--train: leave once the collaboration reached this global step")->check(Count(1, 10000000, "a number of steps"))->capture_default_str();
+      sub.add_option("--data", a->data, "--train: the Fashion-MNIST directory (IDX files, gzip)")->capture_default_str();
+      sub.add_option("--order", a->order, "--train: shards (own seeded shard order + shuffle buffer) or fixed (a shared permutation, for replays)")->check(CLI::IsMember(core::names_of(exec::kSampleOrderNames)))->capture_default_str();
+      sub.add_option("--shuffle-buffer", a->shuffle_buffer, "--train: samples in the shuffle buffer")->check(Count(1, 1000000, "a number of samples"))->capture_default_str();
+      sub.add_option("--target-batch", a->target_batch, "--train: samples per global step (default: the scenario's)")->check(Count(1, 100000000, "a number of samples"));
+      sub.add_option("--micro-batch", a->micro_batch, "--train: samples per compute call (default: the scenario's)")->check(Count(1, 1000000, "a number of samples"));
+      sub.add_option("--lr", a->lr, "--train: DeDLOC learning rate (SGD with momentum)")->check(Positive(100, "a learning rate"))->capture_default_str();
+      sub.add_option("--momentum", a->momentum, "--train: DeDLOC momentum")->check(Real(0, 1, "a momentum in [0, 1]"))->capture_default_str();
+      sub.add_option("--dpu", a->dpu, "--train: delayed parameter updates on or off (default: the scenario's)")->check(CLI::IsMember({"on", "off"}));
+      sub.add_option("--compute-cap", a->compute_cap, "--train: compute no faster than this many samples/s (default: the scenario's compute_sps; 0: no cap)")->check(Real(0, 1e9, "samples per second"));
+      sub.add_option("--evaluate-every", a->evaluate_every, "--train: test-set accuracy every this many steps, and on the whole test set when leaving (0: never)")->check(Count(0, 10000000, "a number of steps"));
+      sub.add_option("--eval-samples", a->eval_samples, "--train: test images per evaluation (0: all)")->check(Count(0, 1000000, "a number of images"));
+      sub.add_option("--dump-parameters", a->dump_parameters, "--train: write the parameters after every step into this directory");
+      sub.add_option("--checkpoint-dir", a->checkpoint_dir, "--train: write the state here every --checkpoint-every steps");
+      sub.add_option("--checkpoint-every", a->checkpoint_every, "--train: steps between checkpoints")->check(Count(0, 10000000, "a number of steps"));
+      sub.add_option("--threads", a->threads, "--train: libtorch intra-op threads")->check(CLI::Range(1, 256))->capture_default_str();
+      sub.add_option("--device", a->device, "--train: auto (CUDA when there is one), cpu or cuda")->check(CLI::IsMember(core::names_of(learn::kDeviceNames)))->capture_default_str();
       return [a] {
         const scenarios::Scenario sc = scenarios::load_scenario(a->scenario);
         if (a->id >= sc.peers.size())
@@ -102,31 +205,18 @@ const bool registered = register_command(
         live.averaging.strategy = *core::parse_name(core::averaging::kStrategyNames, a->strategy);
         live.averaging.sender_timeout_s = a->sender_timeout;
         if (a->round_timeout > 0) live.averaging.round_timeout_s = a->round_timeout;
+        if (a->train) return run_training(*a, sc, live);
 
         exec::PeerConfig c;
-        c.id = a->id;
+        c.host = host_config(*a, sc, live.seed);
         c.name = sc.peers[a->id].name;
-        c.addresses = parse_peers(a->peers, sc.peers.size());
-        if (!a->listen.empty()) c.listen = exec::SocketAddress::parse(a->listen);
         c.peer = sim::averaging_peer_config(live, a->id, sim::TransportAssumptions{a->goodput});
-        c.peer.capacity = exec::live_capacity(live, a->id, a->goodput);
-        if (a->compute >= 0) c.peer.capacity.compute_sps = a->compute;
-        if (a->upload >= 0) c.peer.capacity.upload_bps = a->upload;
-        if (a->download >= 0) c.peer.capacity.download_bps = a->download;
-        c.peer.capacity.client_mode = c.peer.capacity.client_mode || a->client || !c.addresses[a->id];
+        announce(*a, live, c.host, c.peer);
+        c.host.compute_sps = c.peer.capacity.compute_sps;
         c.coordination = sim::dht_coordinator_config(live, c.peer);
         c.parameters = live.workload.parameters;
         c.rounds = a->rounds;
-        c.seed = live.seed;
-        c.connect_timeout_s = a->connect_timeout;
-        c.idle_timeout_s = a->idle_timeout;
-        c.clock_origin = a->clock_origin;
-        c.network = exec::network_id(sc, a->run_id);
-        c.pacing = !a->no_pacing;
-        c.pace_all_bps = a->pace_all;
         c.check_stride = a->check_stride;
-        c.trace_path = a->trace;
-        c.congestion_control = a->congestion;
         if (!a->die_at.empty()) {
           const auto plus = a->die_at.find('+');
           try {

@@ -169,6 +169,21 @@ pid_t spawn(const SpawnPlan& plan) {
   _exit(127);
 }
 
+void add_training_arguments(std::vector<std::string>& argv, const TrainLaunch& t, double compute_sps, std::size_t peer,
+                            const std::string& out_dir) {
+  argv.insert(argv.end(), {"--train", "--model", t.model, "--steps", std::to_string(t.steps), "--order", t.order,
+                           "--lr", number(t.lr), "--compute-cap", number(compute_sps * t.compute_scale), "--threads", "1"});
+  if (t.target_batch) argv.insert(argv.end(), {"--target-batch", std::to_string(t.target_batch)});
+  if (t.micro_batch) argv.insert(argv.end(), {"--micro-batch", std::to_string(t.micro_batch)});
+  if (!t.dpu.empty()) argv.insert(argv.end(), {"--dpu", t.dpu});
+  if (!t.data_dir.empty()) argv.insert(argv.end(), {"--data", t.data_dir});
+  if (t.dump_parameters) argv.insert(argv.end(), {"--dump-parameters", out_dir + "/parameters"});
+  if (peer == 0 && t.evaluate_every > 0)
+    argv.insert(argv.end(), {"--evaluate-every", std::to_string(t.evaluate_every), "--eval-samples", std::to_string(t.eval_samples)});
+  if (peer == 0 && t.checkpoint_every > 0)
+    argv.insert(argv.end(), {"--checkpoint-dir", out_dir + "/checkpoints", "--checkpoint-every", std::to_string(t.checkpoint_every)});
+}
+
 void collect(LaunchResult& result, const std::vector<std::string>& out_paths, std::uint64_t rounds) {
   std::map<std::uint64_t, LaunchRound> by_round;
   for (const auto& path : out_paths) {
@@ -220,6 +235,10 @@ LaunchResult launch(const LaunchOptions& o) {
   const scenarios::Scenario sc = scenarios::load_scenario(o.scenario_path);
   const std::size_t n = sc.peers.size();
   if (o.kill && o.kill->peer >= n) throw std::invalid_argument("--kill: the scenario has no peer " + std::to_string(o.kill->peer));
+  for (const auto& e : o.joins)
+    if (e.peer >= n) throw std::invalid_argument("--join: the scenario has no peer " + std::to_string(e.peer));
+  for (const auto& e : o.timed_kills)
+    if (e.peer >= n) throw std::invalid_argument("--kill: the scenario has no peer " + std::to_string(e.peer));
   const double goodput = o.goodput > 0 ? o.goodput : kLiveGoodputFraction;
   const core::averaging::Strategy strategy = o.strategy.value_or(sc.averaging.strategy);
 
@@ -283,6 +302,10 @@ LaunchResult launch(const LaunchOptions& o) {
     std::filesystem::remove(log_paths.back());
     std::filesystem::remove(result.out_dir + "/trace-" + std::to_string(i) + ".jsonl");
   }
+  if (o.train) {
+    std::filesystem::remove_all(result.out_dir + "/parameters");
+    std::filesystem::remove_all(result.out_dir + "/checkpoints");
+  }
   auto plan_for = [&](std::size_t i, int incarnation) {
     SpawnPlan p;
     p.executable = executable;
@@ -299,6 +322,7 @@ LaunchResult launch(const LaunchOptions& o) {
       p.argv.insert(p.argv.end(), {"--die-at", std::to_string(o.kill->round) + "+" + number(o.kill->after_s)});
     if (!o.congestion_control.empty()) p.argv.insert(p.argv.end(), {"--congestion", o.congestion_control});
     if (o.trace) p.argv.insert(p.argv.end(), {"--trace", result.out_dir + "/trace-" + std::to_string(i) + ".jsonl"});
+    if (o.train) add_training_arguments(p.argv, *o.train, live.peers[i].compute_sps, i, result.out_dir);
     if (emulator) p.netns_path = emulator->netns_path(i);
     p.out_path = out_paths[i];
     p.log_path = log_paths[i];
@@ -306,9 +330,21 @@ LaunchResult launch(const LaunchOptions& o) {
   };
 
   Children children(n);
-  say("starting " + std::to_string(n) + " peers (" + result.strategy + ", " + std::to_string(o.rounds) + " rounds, " +
-      std::to_string(live.workload.parameters) + " parameters, " + result.codec + ")");
+  if (o.train)
+    say("starting " + std::to_string(n) + " training peers (" + o.train->model + ", " + std::to_string(o.train->steps) +
+        " steps, " + result.strategy + ", " + result.codec + ")");
+  else
+    say("starting " + std::to_string(n) + " peers (" + result.strategy + ", " + std::to_string(o.rounds) + " rounds, " +
+        std::to_string(live.workload.parameters) + " parameters, " + result.codec + ")");
+  std::vector<std::optional<double>> kill_at(n);
+  for (const auto& e : o.timed_kills) kill_at[e.peer] = e.at_s;
   for (std::size_t i = 0; i < n; ++i) {
+    const auto join = std::find_if(o.joins.begin(), o.joins.end(), [i](const TimedPeerEvent& e) { return e.peer == i; });
+    if (join != o.joins.end()) {
+      children[i].restart_at = join->at_s;  // starts later: its first start counts as no restart
+      children[i].incarnation = -1;
+      continue;
+    }
     children[i].pid = spawn(plan_for(i, 0));
     children[i].running = true;
   }
@@ -333,12 +369,18 @@ LaunchResult launch(const LaunchOptions& o) {
             c.restart_at = now + o.kill->restart_after_s;
         }
       }
+      if (c.running && kill_at[i] && now >= *kill_at[i]) {
+        kill_at[i].reset();
+        say("killing peer " + std::to_string(i) + " (SIGKILL)");
+        kill(c.pid, SIGKILL);
+        if (o.timed_restart_after_s >= 0) c.restart_at = now + o.timed_restart_after_s;
+      }
       if (c.restart_at && now >= *c.restart_at) {
         c.restart_at.reset();
-        ++c.incarnation;
-        ++result.restarts;
-        say("restarting peer " + std::to_string(i) + " with the same identity");
-        c.pid = spawn(plan_for(i, c.incarnation));
+        if (++c.incarnation > 0) ++result.restarts;
+        say((c.incarnation > 0 ? "restarting peer " : "starting peer ") + std::to_string(i) +
+            (c.incarnation > 0 ? " with the same identity" : " (joins the running collaboration)"));
+        c.pid = spawn(plan_for(i, std::max(c.incarnation, 0)));
         c.running = true;
       }
       running |= c.running;
@@ -363,13 +405,25 @@ LaunchResult launch(const LaunchOptions& o) {
   for (std::size_t i = 0; i < n; ++i) result.exit_codes.push_back(children[i].exit_code);
   if (emulator) emulator->teardown();
 
-  collect(result, out_paths, o.rounds);
-  bool ok = !result.interrupted && !result.timed_out && result.rounds.size() == o.rounds;
+  bool ok = !result.interrupted && !result.timed_out;
   for (std::size_t i = 0; i < n; ++i) {
-    const bool killed_for_good = o.kill && o.kill->peer == i && o.kill->restart_after_s < 0 && result.exit_codes[i] == 128 + SIGKILL;
+    const bool timed_kill = std::any_of(o.timed_kills.begin(), o.timed_kills.end(), [i](const TimedPeerEvent& e) { return e.peer == i; });
+    const bool killed_for_good = ((o.kill && o.kill->peer == i && o.kill->restart_after_s < 0) ||
+                                  (timed_kill && o.timed_restart_after_s < 0)) &&
+                                 result.exit_codes[i] == 128 + SIGKILL;
     ok = ok && (result.exit_codes[i] == 0 || killed_for_good);
   }
-  for (const auto& r : result.rounds) ok = ok && r.incomplete == 0 && r.values_ok;
+  if (o.train) {
+    result.training = collect_training(out_paths);
+    const TrainingSummary& t = *result.training;
+    ok = ok && t.consistent && t.last_step >= o.train->steps;
+    for (const auto& p : t.peers) ok = ok && p.ledger_balanced;
+    std::ofstream(result.out_dir + "/metrics.csv") << training_metrics_csv(t);
+  } else {
+    collect(result, out_paths, o.rounds);
+    ok = ok && result.rounds.size() == o.rounds;
+    for (const auto& r : result.rounds) ok = ok && r.incomplete == 0 && r.values_ok;
+  }
   result.ok = ok;
   if (o.measure_loopback && !result.interrupted) {
     std::uint64_t bytes = 0;
@@ -402,6 +456,10 @@ std::string launch_result_json(const LaunchResult& r) {
   j["timed_out"] = r.timed_out;
   j["restarts"] = r.restarts;
   j["exit_codes"] = r.exit_codes;
+  if (r.training) {
+    j["training"] = training_json(*r.training);
+    return j.dump(2);
+  }
   j["mean_round_s"] = r.mean_round_s();
   if (r.loopback_limit_Bps > 0) j["loopback_limit_Bps"] = r.loopback_limit_Bps;
   j["rounds"] = nlohmann::ordered_json::array();

@@ -19,6 +19,7 @@
 #include "core/averaging/strategy.h"
 #include "core/codec/codec.h"
 #include "core/training/round_timeouts.h"
+#include "exec/training_results.h"
 #include "scenarios/scenario.h"
 
 namespace swarmlab::exec {
@@ -28,6 +29,30 @@ struct KillSpec {
   std::uint64_t round = 0;
   double after_s = 0;           // into that round (the peer SIGKILLs itself)
   double restart_after_s = -1;  // >= 0: restart it with the same identity after this long
+};
+
+// A live training run (`launch --train`, exec/train/training_peer.h): what every peer trains.
+// Peer 0 is the backbone: it evaluates the test set and writes checkpoints.
+struct TrainLaunch {
+  std::string model = "cnn";
+  std::uint64_t steps = 50;             // the run ends when the collaboration reaches this step
+  std::string order = "shards";         // shards or fixed (exec::kSampleOrderNames)
+  std::uint64_t target_batch = 0;       // 0: the scenario's
+  std::uint64_t micro_batch = 0;        // 0: the scenario's
+  std::string dpu;                      // "on", "off" or "" (the scenario's)
+  double lr = 0.05;
+  std::uint64_t evaluate_every = 10;    // backbone, steps (0: never, not even when leaving)
+  std::uint32_t eval_samples = 2000;    // test images per evaluation during the run (0: all)
+  std::uint64_t checkpoint_every = 0;   // backbone, steps; into <out>/checkpoints
+  bool dump_parameters = false;         // every peer, every step; into <out>/parameters
+  std::string data_dir;                 // empty: Debian's Fashion-MNIST
+  double compute_scale = 1;             // each peer's emulated speed = scenario compute_sps x this
+};
+
+// A peer that starts late, or a SIGKILL the launcher sends, at a time on the run's clock.
+struct TimedPeerEvent {
+  core::PeerId peer = 0;
+  double at_s = 0;
 };
 
 struct LaunchOptions {
@@ -45,6 +70,10 @@ struct LaunchOptions {
   double connect_timeout_s = 5;
   double deadline_s = 900;                                 // the whole run; then everything is killed
   std::optional<KillSpec> kill;
+  std::optional<TrainLaunch> train;                        // set: train (else averaging rounds)
+  std::vector<TimedPeerEvent> joins;                       // these peers start at at_s, not at once
+  std::vector<TimedPeerEvent> timed_kills;                 // SIGKILL at at_s; restarted after
+  double timed_restart_after_s = -1;                       //   this long when >= 0
   std::string out_dir;                                     // default: out/<scenario>-live
   std::string executable;                                  // default: this executable
   bool trace = false;                                      // per-peer timeline JSON lines
@@ -84,6 +113,7 @@ struct LaunchResult {
   bool interrupted = false, timed_out = false;
   bool ok = false;                  // every peer exited 0, every round completed, values checked
   double loopback_limit_Bps = 0;    // measure_loopback: one bulk TCP stream over 127.0.0.1 (median of 3)
+  std::optional<TrainingSummary> training;  // a training launch's steps and ledgers
   // Mean round time over rounds 1.. (round 0 includes connection setup and slow start), or round 0
   // when it is the only one.
   double mean_round_s() const;

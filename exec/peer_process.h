@@ -21,39 +21,28 @@
 
 #include "core/training/collaborative_peer.h"
 #include "core/training/dht_coordinator.h"
-#include "exec/socket_address.h"
+#include "exec/live_host.h"
 
 namespace swarmlab::exec {
 
 struct PeerConfig {
-  core::PeerId id = 0;
+  LiveHostConfig host;                                  // sockets, clock, timeouts
   std::string name;                                     // for logs
-  std::vector<std::optional<SocketAddress>> addresses;  // every peer; nullopt = client mode
-  std::optional<SocketAddress> listen;                  // bind here instead of addresses[id]
   // The peer and its coordination as the scenario makes them (sim/scenario/peer_setup.h: an
   // averaging-only peer and a DHT coordinator), with the run's overrides applied.
   core::training::CollaborativePeerConfig peer;
   core::training::DhtCoordinatorConfig coordination;
   std::uint64_t parameters = 0;                         // vector length
   std::uint64_t rounds = 1;
-  std::uint64_t seed = 1;
-  double connect_timeout_s = 5;
-  double idle_timeout_s = 120;     // give up when no round ends for this long
-  double clock_origin = -1;        // CLOCK_MONOTONIC seconds of the run's t = 0
-  std::uint64_t network = 0;       // run identity for the handshake
-  bool pacing = true;              // apply the plan's pacing (SO_MAX_PACING_RATE)
-  double pace_all_bps = 0;         // > 0: pace every connection at this rate instead (test knob)
   std::uint64_t check_stride = 0;  // 0: about 2^20 positions checked per round
   // Fault injection: SIGKILL this process `die_after_s` seconds into round `die_round`.
   std::optional<std::uint64_t> die_round;
   double die_after_s = 0;
-  std::string trace_path;
-  std::string congestion_control;  // TCP_CONGESTION for every connection; empty: the system's
 };
 
 // Runs the peer until it has taken part in round rounds - 1, or gives up. Returns 0 when every
 // round it took part in completed, 1 when a round timed out or no round ended for
-// idle_timeout_s. Whether the values are right is in each round's line (values_ok): only a view
+// host.idle_timeout_s. Whether the values are right is in each round's line (values_ok): only a view
 // of all members can judge a round in which someone dropped a peer. JSON lines go to `out`,
 // diagnostics to `log`.
 int run_peer(const PeerConfig& config, std::ostream& out, std::ostream& log);

@@ -244,7 +244,9 @@ void ButterflyRound::finalize(std::uint32_t k) {
     env_.send(plan_.members[s], reply);
   }
   if (plan_.sends(me_)) {
-    if (carries_values()) std::copy(average.begin(), average.end(), values_.begin() + static_cast<std::ptrdiff_t>(first));
+    // Keep what the other members receive, the wire's rounding included, so that every member
+    // ends the round with bit-identical values (docs/interpretations.md §25).
+    if (carries_values()) codec::decode(plan_.codec, decode_part(reply).payload, values_.subspan(first, count));
     averaged_elements_ += count;
   }
 }

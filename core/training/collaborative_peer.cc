@@ -79,6 +79,8 @@ void CollaborativePeer::start(std::vector<PeerId> bootstrap) {
 }
 
 void CollaborativePeer::set_capacity(const planner::PeerCapacity& capacity) {
+  // A measured speed replaces the announced one; whether the peer trains at all does not change.
+  if (trains() && capacity.compute_sps > 0) config_.capacity.compute_sps = capacity.compute_sps;
   config_.capacity.download_bps = capacity.download_bps;
   config_.capacity.upload_bps = capacity.upload_bps;
   coordinator_->set_announcement(matchmaking::encode_capacity(config_.capacity));
@@ -133,7 +135,9 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
   const Seconds next = std::clamp(wanted, config_.min_fetch_period, config_.max_fetch_period);
   const bool behind = step_ + 1 < g.global_step;  // more than one step: DPU's staleness is allowed
   if (phase_ == Phase::Joining) {
-    if (behind) {
+    // A newcomer's parameters are not stale but old: any step it missed must be loaded, or it
+    // would average with parameters nobody else holds (docs/interpretations.md §25).
+    if (g.global_step > step_) {
       if (config_.sync_state) return start_sync(g);
       set_step(g.global_step);  // nothing to load: adopt the collaboration's step
     }

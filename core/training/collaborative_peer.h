@@ -109,7 +109,8 @@ class CollaborativePeer {
   // Joins the collaboration through `bootstrap` (empty: the first peer) and starts the schedule.
   void start(std::vector<PeerId> bootstrap);
 
-  // The link rates it announces from now on (a bandwidth change it measured).
+  // The link rates and compute speed it announces from now on (a change it measured). A peer that
+  // trains keeps training (compute_sps 0 leaves its speed as it was); one that does not never starts.
   void set_capacity(const planner::PeerCapacity& capacity);
 
   Phase phase() const { return phase_; }

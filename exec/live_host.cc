@@ -1,0 +1,121 @@
+#include "exec/live_host.h"
+
+#include <sys/resource.h>
+
+#include <iomanip>
+#include <sstream>
+
+namespace swarmlab::exec {
+
+LiveHost::LiveHost(const LiveHostConfig& cfg, std::ostream& log) : cfg_(cfg), log_(log), loop_(cfg.clock_origin) {
+  TcpTransport::Options t;
+  t.self = cfg.id;
+  t.addresses = cfg.addresses;
+  t.bind = cfg.listen;
+  t.network = cfg.network;
+  t.connect_timeout_s = cfg.connect_timeout_s;
+  t.congestion_control = cfg.congestion_control;
+  t.log = [this](const std::string& line) { this->log(line); };
+  LiveEnvironmentOptions e;
+  e.seed = cfg.seed;
+  e.compute_sps = cfg.compute_sps;
+  e.pacing = cfg.pacing && cfg.pace_all_bps <= 0;
+  e.trace_path = cfg.trace_path;
+  env_ = std::make_unique<LiveEnvironment>(loop_, std::move(t), e);
+}
+
+void LiveHost::log(const std::string& line) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3) << loop_.now() << " peer " << cfg_.id << ": " << line << "\n";
+  log_ << s.str() << std::flush;
+}
+
+bool LiveHost::mesh_ready() const {
+  for (core::PeerId p = 0; p < cfg_.addresses.size(); ++p) {
+    if (p == cfg_.id || (!cfg_.addresses[p] && !cfg_.addresses[cfg_.id])) continue;  // two clients never connect
+    if (!env_->transport().connected(p)) return false;
+  }
+  return true;
+}
+
+void LiveHost::start(core::training::CollaborativePeer& peer) {
+  env_->start();
+  if (cfg_.pace_all_bps > 0)
+    for (core::PeerId p = 0; p < cfg_.addresses.size(); ++p)
+      if (p != cfg_.id) env_->transport().set_pacing(p, cfg_.pace_all_bps / 8.0);
+  const double mesh_deadline = loop_.now() + cfg_.connect_timeout_s / 2;
+  auto join_when_meshed = std::make_shared<std::function<void()>>();
+  *join_when_meshed = [this, &peer, mesh_deadline, join_when_meshed] {
+    if (!mesh_ready() && loop_.now() < mesh_deadline) {
+      loop_.schedule(0.02, *join_when_meshed);
+      return;
+    }
+    std::vector<core::PeerId> bootstrap;
+    for (core::PeerId p = 0; p < cfg_.addresses.size(); ++p)
+      if (p != cfg_.id && cfg_.addresses[p]) bootstrap.push_back(p);
+    peer.start(std::move(bootstrap));
+    *join_when_meshed = nullptr;  // break the self-reference
+  };
+  loop_.schedule(0, *join_when_meshed);
+  keep_alive();
+}
+
+bool LiveHost::run() {
+  loop_.run();
+  return abandoned_;
+}
+
+void LiveHost::keep_alive() {
+  if (finishing_) return;
+  loop_.cancel(idle_timer_);
+  idle_timer_ = loop_.schedule(cfg_.idle_timeout_s, [this] {
+    idle_timer_ = 0;
+    std::ostringstream s;
+    s << "no progress for " << cfg_.idle_timeout_s << " s; giving up";
+    log(s.str());
+    abandoned_ = true;
+    finish();
+  });
+}
+
+void LiveHost::finish() {
+  if (finishing_) return;
+  finishing_ = true;
+  loop_.cancel(idle_timer_);
+  // From the loop, not here: the step event that calls this comes before the round's outcome,
+  // whose report must still be written. Then stay a moment so peers read our last parts before
+  // our sockets close.
+  const double deadline = loop_.now() + cfg_.connect_timeout_s + 1;
+  loop_.schedule(0, [this, deadline] { drain(deadline); });
+}
+
+void LiveHost::drain(double deadline) {
+  if ((env_->transport().queued_bytes() == 0 && holds_ == 0) || loop_.now() > deadline) {
+    loop_.schedule(0.1, [this] { loop_.stop(); });
+    return;
+  }
+  loop_.schedule(0.01, [this, deadline] { drain(deadline); });
+}
+
+void LiveHost::after_drain(double deadline, std::function<void()> then) {
+  if (env_->transport().queued_bytes() == 0 || loop_.now() > deadline) {
+    loop_.schedule(0, std::move(then));
+    return;
+  }
+  loop_.schedule(0.002, [this, deadline, then = std::move(then)]() mutable { after_drain(deadline, std::move(then)); });
+}
+
+void LiveHost::add_exit_counters(nlohmann::ordered_json& line) {
+  const auto& s = env_->transport().stats();
+  line["abandoned"] = abandoned_;
+  line["bytes_sent"] = s.bytes_sent;
+  line["bytes_received"] = s.bytes_received;
+  line["rejected_connections"] = s.rejected_connections;
+  line["link_failures"] = s.link_failures;
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  line["cpu_user_s"] = static_cast<double>(ru.ru_utime.tv_sec) + ru.ru_utime.tv_usec * 1e-6;
+  line["cpu_system_s"] = static_cast<double>(ru.ru_stime.tv_sec) + ru.ru_stime.tv_usec * 1e-6;
+}
+
+}  // namespace swarmlab::exec

@@ -1,0 +1,225 @@
+#include "exec/train/training_peer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "exec/paced_learner.h"
+#include "exec/parameters_hash.h"
+#include "learn/fashion_mnist.h"
+#include "learn/sample_stream.h"
+
+namespace swarmlab::exec {
+namespace {
+
+using core::training::CollaborativePeer;
+
+std::unique_ptr<learn::SampleStream> make_stream(const TrainingPeerConfig& c, std::uint32_t dataset_size) {
+  if (c.order == SampleOrder::Fixed)
+    return std::make_unique<learn::FixedOrderStream>(c.data_seed, dataset_size, c.host.id);
+  learn::ShardStreamConfig s;
+  s.dataset_size = dataset_size;
+  s.shard_size = c.shard_size;
+  s.buffer_size = c.shuffle_buffer;
+  s.seed = c.data_seed;
+  s.peer = c.host.id;
+  return std::make_unique<learn::ShardStream>(s);
+}
+
+// The first `n` images of a set (all when n is 0 or larger).
+std::shared_ptr<const learn::LabelledImages> first_images(const learn::LabelledImages& set, std::uint32_t n) {
+  auto out = std::make_shared<learn::LabelledImages>(set);
+  if (n > 0 && n < set.count) {
+    out->count = n;
+    out->pixels.resize(std::size_t{n} * set.image_size());
+    out->labels.resize(n);
+  }
+  return out;
+}
+
+class TrainingPeerProcess {
+ public:
+  TrainingPeerProcess(const TrainingPeerConfig& cfg, std::ostream& out, std::ostream& log)
+      : cfg_(cfg), out_(out), host_(cfg.host, log) {
+    train_ = std::make_shared<const learn::LabelledImages>(learn::load_fashion_mnist(learn::Split::Train, cfg.data_dir));
+    if (cfg.evaluate_every > 0) {
+      test_ = std::make_shared<const learn::LabelledImages>(learn::load_fashion_mnist(learn::Split::Test, cfg.data_dir));
+      eval_set_ = first_images(*test_, cfg.eval_samples);
+    }
+  }
+
+  int run() {
+    EventLoop& loop = host_.loop();
+    auto torch = std::make_unique<learn::TorchLearner>(
+        cfg_.learner, train_, make_stream(cfg_, train_->count),
+        [&loop](std::function<void()> fn) { loop.post(std::move(fn)); });
+    torch_ = torch.get();
+    core::training::PeerParts parts;
+    parts.coordinator = std::make_unique<core::training::DhtCoordinator>(host_.env(), cfg_.coordination);
+    if (cfg_.compute_cap_sps > 0)
+      parts.learner = std::make_unique<PacedLearner>(host_.env(), std::move(torch), cfg_.compute_cap_sps);
+    else
+      parts.learner = std::move(torch);
+    peer_ = std::make_unique<CollaborativePeer>(host_.env(), cfg_.peer, std::move(parts), events());
+    host_.start(*peer_);
+    announced_sps_ = cfg_.peer.capacity.compute_sps;
+    announce_measured_speed();
+    const bool abandoned = host_.run();
+    write_exit_line(abandoned);
+    return ok_ && !abandoned ? 0 : 1;
+  }
+
+ private:
+  core::training::CollaborativePeerEvents events() {
+    core::training::CollaborativePeerEvents e;
+    e.computed = [this](std::uint64_t n) { computed_ += n; };
+    e.discarded = [this](std::uint64_t n) { discarded_ += n; };
+    // Taken as the round begins, the loss covers exactly the micro-batches this step hands over.
+    e.round_started = [this](const core::averaging::RoundPlan& plan, std::uint64_t) {
+      participants_ = plan.size();
+      handed_loss_ = peer_->learner().take_loss();
+    };
+    e.round_finished = [this](const core::averaging::RoundOutcome& o, std::uint64_t contributed, std::uint64_t step) {
+      contributed_ += contributed;
+      if (!o.completed) ok_ = false;
+      write_step_line(o, contributed, step);
+    };
+    e.sync_finished = [this](bool ok, std::uint64_t step) {
+      nlohmann::ordered_json j;
+      j["peer"] = cfg_.host.id;
+      j["event"] = "sync";
+      j["ok"] = ok;
+      j["step"] = step;
+      j["time_s"] = host_.now();
+      if (ok) j["params_hash"] = parameters_hash(torch_->parameters());
+      out_ << j.dump() << std::endl;
+    };
+    e.stepped = [this](std::uint64_t step) {
+      host_.keep_alive();
+      if (step >= cfg_.steps) host_.finish();
+    };
+    return e;
+  }
+
+  void write_step_line(const core::averaging::RoundOutcome& o, std::uint64_t contributed, std::uint64_t step) {
+    auto j = std::make_shared<nlohmann::ordered_json>();
+    const auto& s = host_.env().transport().stats();
+    const std::vector<float> params = torch_->parameters();  // after the step (waits for it)
+    (*j)["peer"] = cfg_.host.id;
+    (*j)["step"] = step;
+    (*j)["time_s"] = host_.now();
+    (*j)["round_s"] = o.finished - o.started;
+    (*j)["completed"] = o.completed;
+    (*j)["participants"] = participants_;
+    (*j)["contributed"] = contributed;
+    (*j)["loss"] = handed_loss_ ? nlohmann::ordered_json(*handed_loss_) : nlohmann::ordered_json(nullptr);
+    (*j)["params_hash"] = parameters_hash(params);
+    auto& handover = (*j)["handover"] = nlohmann::ordered_json::array();
+    for (const learn::MicroBatchRecord& r : torch_->handover()) handover.push_back({r.first, r.count, r.version});
+    (*j)["samples_computed"] = computed_;
+    (*j)["compute_s"] = peer_->compute_time();
+    (*j)["samples_per_s"] = announced_sps_;
+    (*j)["bytes_sent"] = s.bytes_sent;
+    (*j)["bytes_received"] = s.bytes_received;
+    if (!cfg_.dump_dir.empty()) dump(params, step);
+    if (cfg_.checkpoint_every > 0 && step % cfg_.checkpoint_every == 0) checkpoint(step);
+    if (cfg_.evaluate_every > 0 && step % cfg_.evaluate_every == 0) {
+      host_.hold();  // the evaluation runs behind the queued work; the line waits for it
+      torch_->evaluate_async(eval_set_, [this, j](learn::Evaluation e) {
+        (*j)["test_accuracy"] = e.accuracy;
+        (*j)["test_loss"] = e.loss;
+        (*j)["test_samples"] = e.samples;
+        out_ << j->dump() << std::endl;
+        host_.release();
+      });
+      return;
+    }
+    out_ << j->dump() << std::endl;
+  }
+
+  void dump(const std::vector<float>& params, std::uint64_t step) {
+    std::filesystem::create_directories(cfg_.dump_dir);
+    const std::string path = cfg_.dump_dir + "/peer-" + std::to_string(cfg_.host.id) + "-step-" + std::to_string(step) + ".f32";
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(params.data()), static_cast<std::streamsize>(params.size() * sizeof(float)));
+    if (!f) host_.log("cannot write " + path);
+  }
+
+  void checkpoint(std::uint64_t step) {
+    std::filesystem::create_directories(cfg_.checkpoint_dir);
+    const std::string path = cfg_.checkpoint_dir + "/step-" + std::to_string(step) + ".swls";
+    const std::string partial = path + ".partial";
+    const std::vector<std::uint8_t> state = peer_->learner().export_state();
+    {
+      std::ofstream f(partial, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(state.data()), static_cast<std::streamsize>(state.size()));
+      if (!f) return host_.log("cannot write " + partial);
+    }
+    std::filesystem::rename(partial, path);  // a reader never sees half a checkpoint
+  }
+
+  // DeDLOC's peers report the speed they measure: samples per second of compute-device time.
+  void announce_measured_speed() {
+    const double busy = peer_->compute_time();
+    if (busy - last_busy_ > 0.5 && computed_ > last_computed_) {
+      announced_sps_ = static_cast<double>(computed_ - last_computed_) / (busy - last_busy_);
+      auto capacity = cfg_.peer.capacity;
+      capacity.compute_sps = announced_sps_;
+      peer_->set_capacity(capacity);
+      last_busy_ = busy;
+      last_computed_ = computed_;
+    }
+    host_.loop().schedule(cfg_.announce_every_s, [this] { announce_measured_speed(); });
+  }
+
+  void write_exit_line(bool abandoned) {
+    nlohmann::ordered_json j;
+    j["peer"] = cfg_.host.id;
+    j["event"] = "exit";
+    j["ok"] = ok_ && !abandoned;
+    j["step"] = peer_ ? peer_->step() : 0;
+    j["samples_computed"] = computed_;
+    j["samples_contributed"] = contributed_;
+    j["samples_discarded"] = discarded_;
+    j["samples_accumulated"] = peer_ ? peer_->accumulated() : 0;
+    j["rejected_states"] = peer_ ? peer_->rejected_states() : 0;
+    if (torch_) {
+      j["params_hash"] = parameters_hash(torch_->parameters());
+      if (test_) {
+        const learn::Evaluation e = torch_->evaluate(*test_);
+        j["test_accuracy"] = e.accuracy;
+        j["test_loss"] = e.loss;
+        j["test_samples"] = e.samples;
+      }
+    }
+    host_.add_exit_counters(j);
+    out_ << j.dump() << std::endl;
+  }
+
+  const TrainingPeerConfig& cfg_;
+  std::ostream& out_;
+  LiveHost host_;
+  std::shared_ptr<const learn::LabelledImages> train_, test_, eval_set_;
+  learn::TorchLearner* torch_ = nullptr;
+  std::unique_ptr<CollaborativePeer> peer_;
+  std::size_t participants_ = 0;
+  std::optional<double> handed_loss_;
+  std::uint64_t computed_ = 0, contributed_ = 0, discarded_ = 0;
+  double announced_sps_ = 0, last_busy_ = 0;
+  std::uint64_t last_computed_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+int run_training_peer(const TrainingPeerConfig& config, std::ostream& out, std::ostream& log) {
+  if (config.host.id >= config.host.addresses.size())
+    throw std::invalid_argument("peer " + std::to_string(config.host.id) + " is not in the peer list");
+  if (config.steps == 0) throw std::invalid_argument("steps must be >= 1");
+  TrainingPeerProcess peer(config, out, log);
+  return peer.run();
+}
+
+}  // namespace swarmlab::exec
