@@ -109,7 +109,6 @@ void announce(const PeerArgs& a, const scenarios::Scenario& live, const exec::Li
 // A training peer: the scenario's DeDLOC or DiLoCo peer on the libtorch learner.
 int run_training(const PeerArgs& a, const scenarios::Scenario& sc, scenarios::Scenario live) {
   const learn::Model model = *core::parse_name(learn::kModelNames, a.model);
-  live.workload.parameters = learn::model_parameter_count(model);  // the real model's, whatever the scenario says
   if (a.target_batch) live.workload.target_batch = a.target_batch;
   if (a.micro_batch) live.training.micro_batch = a.micro_batch;
   if (a.dpu == "on") live.training.dpu = true;
