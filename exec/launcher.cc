@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -336,8 +337,10 @@ LaunchResult launch(const LaunchOptions& o) {
   else
     say("starting " + std::to_string(n) + " peers (" + result.strategy + ", " + std::to_string(o.rounds) + " rounds, " +
         std::to_string(live.workload.parameters) + " parameters, " + result.codec + ")");
-  std::vector<std::optional<double>> kill_at(n);
-  for (const auto& e : o.timed_kills) kill_at[e.peer] = e.at_s;
+  // Each peer's kill times, earliest first (a peer may be killed, restarted and killed again).
+  std::vector<std::deque<double>> kill_at(n);
+  for (const auto& e : o.timed_kills) kill_at[e.peer].push_back(e.at_s);
+  for (auto& times : kill_at) std::sort(times.begin(), times.end());
   for (std::size_t i = 0; i < n; ++i) {
     const auto join = std::find_if(o.joins.begin(), o.joins.end(), [i](const TimedPeerEvent& e) { return e.peer == i; });
     if (join != o.joins.end()) {
@@ -369,8 +372,8 @@ LaunchResult launch(const LaunchOptions& o) {
             c.restart_at = now + o.kill->restart_after_s;
         }
       }
-      if (c.running && kill_at[i] && now >= *kill_at[i]) {
-        kill_at[i].reset();
+      if (c.running && !kill_at[i].empty() && now >= kill_at[i].front()) {
+        kill_at[i].pop_front();
         say("killing peer " + std::to_string(i) + " (SIGKILL)");
         kill(c.pid, SIGKILL);
         if (o.timed_restart_after_s >= 0) c.restart_at = now + o.timed_restart_after_s;

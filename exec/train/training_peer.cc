@@ -93,8 +93,16 @@ class TrainingPeerProcess {
       j["ok"] = ok;
       j["step"] = step;
       j["time_s"] = host_.now();
-      if (ok) j["params_hash"] = parameters_hash(torch_->parameters());
-      out_ << j.dump() << std::endl;
+      if (!ok) {
+        out_ << j.dump() << std::endl;
+        return;
+      }
+      host_.hold();
+      torch_->parameters_async([this, j](std::vector<float> params) mutable {
+        j["params_hash"] = parameters_hash(params);
+        out_ << j.dump() << std::endl;
+        host_.release();
+      });
     };
     e.stepped = [this](std::uint64_t step) {
       host_.keep_alive();
@@ -106,7 +114,6 @@ class TrainingPeerProcess {
   void write_step_line(const core::averaging::RoundOutcome& o, std::uint64_t contributed, std::uint64_t step) {
     auto j = std::make_shared<nlohmann::ordered_json>();
     const auto& s = host_.env().transport().stats();
-    const std::vector<float> params = torch_->parameters();  // after the step (waits for it)
     (*j)["peer"] = cfg_.host.id;
     (*j)["step"] = step;
     (*j)["time_s"] = host_.now();
@@ -115,7 +122,7 @@ class TrainingPeerProcess {
     (*j)["participants"] = participants_;
     (*j)["contributed"] = contributed;
     (*j)["loss"] = handed_loss_ ? nlohmann::ordered_json(*handed_loss_) : nlohmann::ordered_json(nullptr);
-    (*j)["params_hash"] = parameters_hash(params);
+    (*j)["params_hash"] = nullptr;  // filled in below, keeping the field order
     auto& handover = (*j)["handover"] = nlohmann::ordered_json::array();
     for (const learn::MicroBatchRecord& r : torch_->handover()) handover.push_back({r.first, r.count, r.version});
     (*j)["samples_computed"] = computed_;
@@ -123,20 +130,30 @@ class TrainingPeerProcess {
     (*j)["samples_per_s"] = announced_sps_;
     (*j)["bytes_sent"] = s.bytes_sent;
     (*j)["bytes_received"] = s.bytes_received;
-    if (!cfg_.dump_dir.empty()) dump(params, step);
     if (cfg_.checkpoint_every > 0 && step % cfg_.checkpoint_every == 0) checkpoint(step);
-    if (cfg_.evaluate_every > 0 && step % cfg_.evaluate_every == 0) {
-      host_.hold();  // the evaluation runs behind the queued work; the line waits for it
-      torch_->evaluate_async(eval_set_, [this, j](learn::Evaluation e) {
+    // The parameters after the step (and the evaluation) are read behind the learner's queued work,
+    // so the loop never waits for a micro-batch in flight; the line is written when they arrive.
+    const bool evaluate = cfg_.evaluate_every > 0 && step % cfg_.evaluate_every == 0;
+    auto pending = std::make_shared<int>(evaluate ? 2 : 1);
+    auto write_when_complete = [this, j, pending] {
+      if (--*pending == 0) {
+        out_ << j->dump() << std::endl;
+        host_.release();
+      }
+    };
+    host_.hold();
+    torch_->parameters_async([this, j, step, write_when_complete](std::vector<float> params) {
+      (*j)["params_hash"] = parameters_hash(params);
+      if (!cfg_.dump_dir.empty()) dump(params, step);
+      write_when_complete();
+    });
+    if (evaluate)
+      torch_->evaluate_async(eval_set_, [j, write_when_complete](learn::Evaluation e) {
         (*j)["test_accuracy"] = e.accuracy;
         (*j)["test_loss"] = e.loss;
         (*j)["test_samples"] = e.samples;
-        out_ << j->dump() << std::endl;
-        host_.release();
+        write_when_complete();
       });
-      return;
-    }
-    out_ << j->dump() << std::endl;
   }
 
   void dump(const std::vector<float>& params, std::uint64_t step) {

@@ -677,6 +677,16 @@ std::vector<float> TorchLearner::parameters() const {
   return m.run_sync([&m] { return to_vector(m.params); });
 }
 
+void TorchLearner::parameters_async(std::function<void(std::vector<float>)> done) {
+  Impl& m = *impl_;
+  m.enqueue([&m, done = std::move(done)]() mutable {
+    auto values = std::make_shared<std::vector<float>>(to_vector(m.params));
+    m.post([alive = m.alive, values, done = std::move(done)] {
+      if (*alive) done(std::move(*values));
+    });
+  });
+}
+
 Evaluation TorchLearner::evaluate(const LabelledImages& test) const {
   Impl& m = *impl_;
   return m.run_sync([&m, &test] { return m.run_evaluation(test); });

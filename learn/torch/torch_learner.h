@@ -133,6 +133,9 @@ class TorchLearner final : public core::training::Learner {
 
   // The flat parameter vector after every job queued so far.
   std::vector<float> parameters() const;
+  // The same, queued behind the work asked for so far; `done` runs through `post` (the peer's
+  // thread never waits for a micro-batch in flight).
+  void parameters_async(std::function<void(std::vector<float>)> done);
   // Accuracy and mean loss on `test` with the parameters after every job queued so far (waits).
   Evaluation evaluate(const LabelledImages& test) const;
   // The same, queued behind the work asked for so far; `done` runs through `post`.

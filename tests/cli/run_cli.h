@@ -1,5 +1,5 @@
 #pragma once
-// Runs the built swarmlab executable for end-to-end tests.
+// Runs the built swarmlab executable (or any command line) for end-to-end tests.
 #include <array>
 #include <cstdio>
 #include <string>
@@ -12,8 +12,8 @@ struct CliResult {
   std::string out;  // stdout and stderr together when merge_stderr
 };
 
-inline CliResult run_swarmlab(const std::string& args, bool merge_stderr = false) {
-  const std::string cmd = std::string(SWARMLAB_BINARY_DIR) + "/swarmlab " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs a shell command line; what it writes to stdout is the result's `out`.
+inline CliResult run_command(const std::string& cmd) {
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;
@@ -23,6 +23,10 @@ inline CliResult run_swarmlab(const std::string& args, bool merge_stderr = false
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+inline CliResult run_swarmlab(const std::string& args, bool merge_stderr = false) {
+  return run_command(std::string(SWARMLAB_BINARY_DIR) + "/swarmlab " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 }  // namespace swarmlab::cli::testing

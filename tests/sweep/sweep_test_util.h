@@ -1,36 +1,21 @@
 #pragma once
 // Helpers for the sweep tests: run the built executable (or any shell command), read outputs.
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "../cli/run_cli.h"
+
 namespace swarmlab::sweep::testing {
 
 inline const std::string kSource = SWARMLAB_SOURCE_DIR;
 inline const std::string kSwarmlab = std::string(SWARMLAB_BINARY_DIR) + "/swarmlab";
 
-struct Command {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using Command = cli::testing::CliResult;  // exit_code, and stdout and stderr together in out
 
-inline Command shell(const std::string& cmd) {
-  Command r;
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+inline Command shell(const std::string& cmd) { return cli::testing::run_command(cmd + " 2>&1"); }
 
 inline Command swarmlab(const std::string& args) { return shell(kSwarmlab + " " + args); }
 
