@@ -31,6 +31,9 @@ struct LaunchArgs {
   std::string strategy, codec;
   std::uint64_t parameters = 0;
   double restart = -1;
+  double chaos_s = 0;
+  exec::RandomChurnSpec churn;
+  std::string chaos_gap;
   bool json = false, quiet = false;
 };
 
@@ -144,6 +147,14 @@ const bool registered = register_command(
       sub.add_option("--checkpoint-every", a->train.checkpoint_every, "--train: the backbone writes its state to <out>/checkpoints every this many steps")->check(Count(0, 10000000, "a number of steps"));
       sub.add_flag("--dump-parameters", a->train.dump_parameters, "--train: every peer writes its parameters after every step to <out>/parameters");
       sub.add_option("--data", a->train.data_dir, "--train: the Fashion-MNIST directory (default: Debian's)");
+      sub.add_option("--chaos", a->chaos_s, "--train: random churn for this many seconds (a random peer SIGKILLed or started again every "
+                                            "--chaos-gap seconds), then --calm seconds, then every peer leaves after its next step")
+          ->check(Positive(limits::kMaxSeconds, "a number of seconds"));
+      sub.add_option("--chaos-gap", a->chaos_gap, "--chaos: MIN:MAX seconds between churn events (default 2:10)");
+      sub.add_option("--chaos-seed", a->churn.seed, "--chaos: seed of the churn's choices")->capture_default_str();
+      sub.add_option("--calm", a->churn.calm_s, "--chaos: seconds without churn before the end")->check(Count(0, 3600, "a number of seconds"))->capture_default_str();
+      sub.add_option("--backbones", a->churn.backbones, "--chaos: the first this many peers are backbones; one of them is always up")
+          ->check(Count(1, 10000, "a number of peers"))->capture_default_str();
       sub.add_option("--compute-scale", a->train.compute_scale, "--train: each peer computes at its scenario compute_sps x this")->check(Positive(1000, "a scale factor"))->capture_default_str();
       sub.add_option("--restart-after", a->restart, "restart the killed peer with the same identity after this many seconds")
           ->check(Real(0, 3600, "a number of seconds"));
@@ -189,6 +200,21 @@ const bool registered = register_command(
           const std::string data = a->train.data_dir.empty() ? learn::kFashionMnistDir : a->train.data_dir;
           learn::load_fashion_mnist(learn::Split::Train, data);
           learn::load_fashion_mnist(learn::Split::Test, data);
+        }
+        if (a->chaos_s > 0) {
+          if (!o.train) throw core::InputError("command line", "--chaos", "expected --train as well (churn is for training runs)");
+          if (a->churn.backbones > sc.peers.size())
+            throw core::InputError("command line", "--backbones", "expected at most the scenario's " + std::to_string(sc.peers.size()) + " peers");
+          exec::RandomChurnSpec churn = a->churn;
+          churn.until_s = churn.from_s + a->chaos_s;
+          if (!a->chaos_gap.empty()) {
+            const auto colon = a->chaos_gap.find(':');
+            if (colon == std::string::npos || !traces::parse_real(a->chaos_gap.substr(0, colon), churn.gap_min_s) ||
+                !traces::parse_real(a->chaos_gap.substr(colon + 1), churn.gap_max_s) || !(churn.gap_min_s > 0) ||
+                !(churn.gap_max_s >= churn.gap_min_s) || !(churn.gap_max_s <= limits::kMaxSeconds))
+              throw core::InputError("command line", "--chaos-gap", "expected MIN:MAX seconds with 0 < MIN <= MAX (e.g. 2:10), got " + traces::quoted(a->chaos_gap));
+          }
+          o.churn = churn;
         }
         if (o.train && o.kill)
           throw core::InputError("command line", "--kill", "a training launch kills by time: expected PEER@SECONDS, not PEER@ROUND+SECONDS");

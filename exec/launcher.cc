@@ -240,6 +240,12 @@ LaunchResult launch(const LaunchOptions& o) {
     if (e.peer >= n) throw std::invalid_argument("--join: the scenario has no peer " + std::to_string(e.peer));
   for (const auto& e : o.timed_kills)
     if (e.peer >= n) throw std::invalid_argument("--kill: the scenario has no peer " + std::to_string(e.peer));
+  std::optional<RandomChurn> churn;
+  if (o.churn) {
+    if (!o.train) throw std::invalid_argument("--chaos: only for --train runs");
+    if (o.churn->backbones > n) throw std::invalid_argument("--backbones: the scenario has only " + std::to_string(n) + " peers");
+    churn.emplace(*o.churn);
+  }
   const double goodput = o.goodput > 0 ? o.goodput : kLiveGoodputFraction;
   const core::averaging::Strategy strategy = o.strategy.value_or(sc.averaging.strategy);
 
@@ -352,6 +358,9 @@ LaunchResult launch(const LaunchOptions& o) {
     children[i].running = true;
   }
 
+  std::vector<bool> churn_killed(n, false);  // the last incarnation was killed by the churn
+  bool leaving = false;
+  double leave_deadline = 0;
   const double t0 = EventLoop::monotonic_seconds();
   for (;;) {
     const double now = EventLoop::monotonic_seconds() - t0;
@@ -389,7 +398,42 @@ LaunchResult launch(const LaunchOptions& o) {
       running |= c.running;
       pending |= c.restart_at.has_value();
     }
+    if (churn && !leaving) {
+      std::vector<bool> up(n);
+      for (std::size_t i = 0; i < n; ++i) up[i] = children[i].running;
+      if (const auto action = churn->poll(now, up)) {
+        Child& c = children[action->peer];
+        const std::string who = "peer " + std::to_string(action->peer);
+        if (action->kind == ChurnAction::Kind::Kill) {
+          say("churn: killing " + who + " (SIGKILL)");
+          kill(c.pid, SIGKILL);
+          churn_killed[action->peer] = true;
+        } else {
+          c.restart_at.reset();
+          if (++c.incarnation > 0) ++result.restarts;
+          say("churn: starting " + who + " again");
+          c.pid = spawn(plan_for(action->peer, std::max(c.incarnation, 0)));
+          c.running = running = true;
+          churn_killed[action->peer] = false;
+        }
+      }
+      if (now >= churn->leave_at()) {
+        leaving = true;
+        leave_deadline = now + churn->spec().grace_s;
+        say("churn over: asking every peer to leave after its next step (SIGTERM)");
+        for (std::size_t i = 0; i < n; ++i) {
+          children[i].restart_at.reset();
+          if (children[i].running) kill(children[i].pid, SIGTERM);
+        }
+        pending = false;
+      }
+    }
     if (!running && !pending) break;
+    if (leaving && now > leave_deadline) {
+      result.timed_out = true;
+      say("peers still running " + number(churn->spec().grace_s) + " s after they were asked to leave: stopping them");
+      break;
+    }
     if (now > o.deadline_s) {
       result.timed_out = true;
       say("deadline of " + number(o.deadline_s) + " s reached: stopping every peer");
@@ -412,15 +456,16 @@ LaunchResult launch(const LaunchOptions& o) {
   for (std::size_t i = 0; i < n; ++i) {
     const bool timed_kill = std::any_of(o.timed_kills.begin(), o.timed_kills.end(), [i](const TimedPeerEvent& e) { return e.peer == i; });
     const bool killed_for_good = ((o.kill && o.kill->peer == i && o.kill->restart_after_s < 0) ||
-                                  (timed_kill && o.timed_restart_after_s < 0)) &&
+                                  (timed_kill && o.timed_restart_after_s < 0) || churn_killed[i]) &&
                                  result.exit_codes[i] == 128 + SIGKILL;
     ok = ok && (result.exit_codes[i] == 0 || killed_for_good);
   }
   if (o.train) {
     result.training = collect_training(out_paths);
     const TrainingSummary& t = *result.training;
-    ok = ok && t.consistent && t.last_step >= o.train->steps;
-    for (const auto& p : t.peers) ok = ok && p.ledger_balanced;
+    ok = ok && t.consistent && t.samples.balanced;
+    // Under churn the run ends when the churn does; otherwise at the step asked for.
+    ok = ok && (churn ? t.survivors_identical : t.last_step >= o.train->steps);
     std::ofstream(result.out_dir + "/metrics.csv") << training_metrics_csv(t);
   } else {
     collect(result, out_paths, o.rounds);

@@ -19,6 +19,7 @@
 #include "core/averaging/strategy.h"
 #include "core/codec/codec.h"
 #include "core/training/round_timeouts.h"
+#include "exec/random_churn.h"
 #include "exec/training_results.h"
 #include "scenarios/scenario.h"
 
@@ -74,6 +75,9 @@ struct LaunchOptions {
   std::vector<TimedPeerEvent> joins;                       // these peers start at at_s, not at once
   std::vector<TimedPeerEvent> timed_kills;                 // SIGKILL at at_s; restarted after
   double timed_restart_after_s = -1;                       //   this long when >= 0
+  // --train only: random kills and starts (exec/random_churn.h); the run then ends when the
+  // churn and its calm are over: every peer is asked to leave (SIGTERM) after its next step.
+  std::optional<RandomChurnSpec> churn;
   std::string out_dir;                                     // default: out/<scenario>-live
   std::string executable;                                  // default: this executable
   bool trace = false;                                      // per-peer timeline JSON lines

@@ -14,6 +14,7 @@ struct LocalProgress {
   std::uint64_t samples = 0;    // samples accumulated towards the next step
   double samples_per_s = 0;     // recent throughput (0 while not computing)
   Activity activity = Activity::Training;
+  std::uint64_t lineage = 0;    // names the state held at `step` (core/training/state_lineage.h)
 };
 
 }  // namespace swarmlab::core::progress

@@ -8,7 +8,7 @@
 namespace swarmlab::core::progress {
 namespace {
 
-constexpr std::uint8_t kVersion = 1;
+constexpr std::uint8_t kVersion = 2;
 
 double finite_nonnegative(Reader& r, const char* what) {
   const double v = r.f64();
@@ -25,6 +25,7 @@ std::vector<std::uint8_t> encode_progress(const PeerProgress& p) {
   w.u8(kVersion);
   w.varint(p.peer);
   w.varint(p.step);
+  w.u64(p.lineage);
   w.varint(p.samples);
   w.f64(p.samples_per_s);
   w.f64(p.time);
@@ -40,6 +41,7 @@ PeerProgress decode_progress(std::span<const std::uint8_t> bytes) {
   if (peer > std::numeric_limits<PeerId>::max()) throw DecodeError("progress: peer id out of range");
   p.peer = static_cast<PeerId>(peer);
   p.step = r.varint();
+  p.lineage = r.u64();
   p.samples = r.varint();
   p.samples_per_s = finite_nonnegative(r, "samples/s");
   p.time = finite_nonnegative(r, "time");

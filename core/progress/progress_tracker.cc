@@ -23,7 +23,7 @@ ProgressTracker::~ProgressTracker() {
 }
 
 void ProgressTracker::report(const LocalProgress& local) {
-  mine_ = PeerProgress{env_.self(), local.step, local.samples, local.samples_per_s, env_.now(), config_.client_mode};
+  mine_ = PeerProgress{env_.self(), local.step, local.samples, local.samples_per_s, env_.now(), config_.client_mode, local.lineage};
   publish();
 }
 

@@ -46,6 +46,7 @@ CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig c
   state_ = std::make_unique<StateService>(env_, config_.state, [this] {
     StateSnapshot snap;
     snap.step = step_;
+    snap.lineage = lineage_;
     if (learner_->has_values()) snap.bytes = learner_->export_state();
     else snap.virtual_bytes = learner_->state_bytes();
     return snap;
@@ -78,6 +79,12 @@ void CollaborativePeer::start(std::vector<PeerId> bootstrap) {
   });
 }
 
+void CollaborativePeer::leave() {
+  left_ = true;
+  if (coordinator_->looking()) coordinator_->cancel_search();
+  if (trainer_) trainer_->pause();
+}
+
 void CollaborativePeer::set_capacity(const planner::PeerCapacity& capacity) {
   // A measured speed replaces the announced one; whether the peer trains at all does not change.
   if (trains() && capacity.compute_sps > 0) config_.capacity.compute_sps = capacity.compute_sps;
@@ -97,6 +104,7 @@ void CollaborativePeer::on_samples(std::uint64_t n) {
 void CollaborativePeer::report() {
   progress::LocalProgress local;
   local.step = step_;
+  local.lineage = lineage_;
   local.activity = phase_ == Phase::Joining   ? progress::Activity::Joining
                    : phase_ == Phase::Syncing ? progress::Activity::Syncing
                                               : progress::Activity::Training;
@@ -139,10 +147,10 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
     // would average with parameters nobody else holds (docs/interpretations.md §25).
     if (g.global_step > step_) {
       if (config_.sync_state) return start_sync(g);
-      set_step(g.global_step);  // nothing to load: adopt the collaboration's step
+      set_step(g.global_step, lineage_);  // nothing to load: adopt the collaboration's step
     }
     start_training();
-  } else if (phase_ == Phase::Training && behind && !in_round_) {
+  } else if (phase_ == Phase::Training && !in_round_ && (behind || diverged())) {
     if (trainer_) {
       const std::uint64_t stale = trainer_->take();
       learner_->discard();
@@ -150,7 +158,7 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
     }
     if (coordinator_->looking()) coordinator_->cancel_search();
     if (!config_.sync_state) {
-      set_step(g.global_step);
+      set_step(g.global_step, lineage_);
       report();
     } else {
       return start_sync(g);
@@ -163,27 +171,53 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
 // ---------------------------------------------------------------------------------------------
 // State download
 
+namespace {
+
+// Holders of a state that is some step's, not one only a reducer's arithmetic left behind.
+std::vector<StateHolder> with_state(std::vector<StateHolder> holders) {
+  std::erase_if(holders, [](const StateHolder& h) { return h.lineage == kNoState; });
+  return holders;
+}
+
+}  // namespace
+
+bool CollaborativePeer::diverged() const {
+  // Only a peer that trains needs the collaboration's parameters; a pure reducer has none.
+  if (!config_.sync_state || !trainer_) return false;
+  std::vector<StateHolder> holders = with_state(coordinator_->peers_at(step_));
+  if (holders.empty()) return false;
+  holders.push_back({env_.self(), lineage_});
+  return consensus_lineage(holders) != lineage_;
+}
+
 void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
   phase_ = Phase::Syncing;
   if (trainer_) trainer_->pause();
   report();
-  std::vector<PeerId> up_to_date = coordinator_->peers_at(g.global_step);
-  std::erase(up_to_date, env_.self());
+  std::vector<StateHolder> up_to_date = coordinator_->peers_at(std::max(g.global_step, step_));
+  std::erase_if(up_to_date, [&](const StateHolder& h) { return h.peer == env_.self(); });
+  // Ask a peer holding the state the collaboration settled on; a reducer's leftovers only when
+  // nobody else is there (better an old state than none).
+  if (std::vector<StateHolder> settled = with_state(up_to_date); !settled.empty()) {
+    const std::uint64_t lineage = *consensus_lineage(settled);
+    std::erase_if(settled, [&](const StateHolder& h) { return h.lineage != lineage; });
+    up_to_date = std::move(settled);
+  }
   if (up_to_date.empty()) return schedule_fetch(1.0);  // nobody to ask yet: read the records again
-  const PeerId provider = up_to_date[env_.rng().below(up_to_date.size())];
+  const PeerId provider = up_to_date[env_.rng().below(up_to_date.size())].peer;
   if (events_.sync_started) events_.sync_started(provider);
-  state_->download(provider, [this, alive = alive_](bool ok, std::uint64_t step, std::vector<std::uint8_t> bytes) {
+  state_->download(provider, [this, alive = alive_](bool ok, StateSnapshot got) {
     if (!*alive) return;
     if (ok && learner_->has_values()) {
       try {
-        learner_->import_state(bytes);
+        learner_->import_state(got.bytes);
       } catch (const StateError&) {
         ++rejected_states_;  // garbage or another model: ask someone else
         ok = false;
       }
     }
-    if (events_.sync_finished) events_.sync_finished(ok, step);
-    if (ok) set_step(std::max(step_, step));
+    if (events_.sync_finished) events_.sync_finished(ok, got.step);
+    if (ok) set_step(std::max(step_, got.step), got.lineage);
     // Check again: the collaboration may have moved on during the download.
     phase_ = Phase::Joining;
     report();
@@ -194,14 +228,14 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
 void CollaborativePeer::start_training() {
   phase_ = Phase::Training;
   report();
-  if (trainer_ && !(in_round_ && sequential())) trainer_->resume();
+  if (trainer_ && !left_ && !(in_round_ && sequential())) trainer_->resume();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Groups and rounds
 
 void CollaborativePeer::maybe_look_for_group(const progress::GlobalProgress& g) {
-  if (in_round_ || coordinator_->looking()) return;
+  if (left_ || in_round_ || coordinator_->looking()) return;
   if (g.eta_s > timeouts_.matchmaking_time()) return;
   // Formation is measured from when the step was due (or from now, when it already is): the time a
   // group takes beyond that is what the lead must cover. Measured from the start of the search it
@@ -219,6 +253,7 @@ void CollaborativePeer::maybe_look_for_group(const progress::GlobalProgress& g) 
 void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // No group, or one without a gradient to average (only auxiliary peers met), or we fell behind
   // meanwhile: look again.
+  if (left_) return;
   if (!group || !roles_for(*group) || phase_ != Phase::Training) return schedule_fetch(config_.min_fetch_period);
   // The group may form before the step is due: each member starts its part once its own estimate
   // says the step is due (or someone already took it).
@@ -263,11 +298,12 @@ void CollaborativePeer::begin_round(const matchmaking::Group& group) {
   const auto me = plan.index_of(env_.self());
   if (!me) {  // neither sends nor reduces in this group: nothing to average, the step still lands
     in_round_ = false;
-    set_step(round_step_);
+    set_step(round_step_, trainer_ ? lineage_diverged(lineage_, group.group_id, env_.self()) : kNoState);
     report();
     return schedule_fetch(0);
   }
   contributed_ = 0;
+  round_id_ = plan.round_id;
   sent_ = plan.sends(*me);
   if (sent_) {
     if (trainer_) contributed_ = trainer_->take();
@@ -293,7 +329,8 @@ void CollaborativePeer::begin_round(const matchmaking::Group& group) {
   });
 }
 
-void CollaborativePeer::set_step(std::uint64_t step) {
+void CollaborativePeer::set_step(std::uint64_t step, std::uint64_t lineage) {
+  lineage_ = lineage;
   if (step == step_) return;
   step_ = step;
   if (events_.stepped) events_.stepped(step_);
@@ -302,12 +339,19 @@ void CollaborativePeer::set_step(std::uint64_t step) {
 void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
   in_round_ = false;
   if (sent_) learner_->apply_averaged();
+  // Only a sender whose whole vector was averaged holds what the others with its lineage hold.
+  const bool whole = sent_ && outcome.completed && outcome.fraction_averaged >= 1.0;
+  const std::uint64_t lineage = whole      ? lineage_after_round(lineage_, round_id_)
+                                : trainer_ ? lineage_diverged(lineage_, round_id_, env_.self())
+                                           : kNoState;
   sent_ = false;
-  set_step(std::max(step_, round_step_));
+  set_step(std::max(step_, round_step_), lineage);
   const std::uint64_t contributed = std::exchange(contributed_, 0);
-  if (trainer_ && phase_ == Phase::Training) trainer_->resume();
-  report();
+  // Before computing resumes: a host that reads the parameters behind the learner's queued work
+  // then reads them as the step left them (a DiLoCo inner step changes them).
   if (events_.round_finished) events_.round_finished(outcome, contributed, step_);
+  if (trainer_ && !left_ && phase_ == Phase::Training) trainer_->resume();
+  report();
   schedule_fetch(0);
 }
 

@@ -8,6 +8,8 @@
 // waits until the step is due, then averages with its group (roles from the planner over the
 // members' announced capacities), weighted by samples, and applies the step. A peer more than one
 // step behind downloads the state from an up-to-date peer and throws away what it had accumulated.
+// So does one whose state, at the collaboration's step, is not the one most peers there hold (a
+// round that failed for it, a step it sat out: core/training/state_lineage.h).
 //
 // When a step is due:
 // - DeDLOC (quota = 0): the collaboration's samples reach the target batch. With delayed parameter
@@ -109,12 +111,18 @@ class CollaborativePeer {
   // Joins the collaboration through `bootstrap` (empty: the first peer) and starts the schedule.
   void start(std::vector<PeerId> bootstrap);
 
+  // Stops taking part before the host exits: no new group search or round and no more computing;
+  // a group already formed still averages, so its other members are not left waiting.
+  void leave();
+  bool left() const { return left_; }
+
   // The link rates and compute speed it announces from now on (a change it measured). A peer that
   // trains keeps training (compute_sps 0 leaves its speed as it was); one that does not never starts.
   void set_capacity(const planner::PeerCapacity& capacity);
 
   Phase phase() const { return phase_; }
   std::uint64_t step() const { return step_; }
+  std::uint64_t lineage() const { return lineage_; }  // names the state it holds at step()
   bool in_round() const { return in_round_; }
   std::uint64_t accumulated() const { return trainer_ ? trainer_->accumulated() : 0; }
   std::uint64_t contributed() const { return contributed_; }  // samples in the round in flight
@@ -137,6 +145,9 @@ class CollaborativePeer {
   void schedule_fetch(Seconds delay);
   void fetch();
   void on_progress(const progress::GlobalProgress& g);
+  // True when this peer's state at its step is not the collaboration's.
+  bool diverged() const;
+  void fall_back(const progress::GlobalProgress& g);
   void start_sync(const progress::GlobalProgress& g);
   void start_training();
   void maybe_look_for_group(const progress::GlobalProgress& g);
@@ -144,7 +155,7 @@ class CollaborativePeer {
   void wait_for_step(const matchmaking::Group& group, Seconds deadline);
   void begin_round(const matchmaking::Group& group);
   void on_round_done(const averaging::RoundOutcome& outcome);
-  void set_step(std::uint64_t step);
+  void set_step(std::uint64_t step, std::uint64_t lineage);
 
   Environment& env_;
   CollaborativePeerConfig config_;
@@ -160,15 +171,18 @@ class CollaborativePeer {
 
   Phase phase_ = Phase::Joining;
   std::uint64_t step_ = 0;
+  std::uint64_t lineage_ = 0;
   std::uint64_t known_global_step_ = 0;
   bool in_round_ = false;
   bool sent_ = false;              // this peer's vector is in the round in flight
+  std::uint64_t round_id_ = 0;
   std::uint64_t contributed_ = 0;
   std::uint64_t round_step_ = 0;   // the step this round produces
   Seconds group_formed_ = 0;
   std::vector<float> reducer_scratch_;  // the vector of a round this peer only reduces (real values)
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
   bool fetch_in_flight_ = false;
+  bool left_ = false;
   std::uint64_t rejected_states_ = 0;
   // Callbacks from services may outlive this object; they check this flag first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -18,6 +18,7 @@
 #include "core/progress/global_progress.h"
 #include "core/progress/local_progress.h"
 #include "core/service_mux.h"
+#include "core/training/state_lineage.h"
 #include "core/types.h"
 
 namespace swarmlab::core::training {
@@ -41,8 +42,9 @@ class Coordinator {
   virtual void fetch(ProgressCallback done) = 0;
   // The estimate at `now` from what the last fetch saw, without messages.
   virtual progress::GlobalProgress estimate(Seconds now) const = 0;
-  // Other peers the last fetch saw at `step` that can serve state (not in client mode).
-  virtual std::vector<PeerId> peers_at(std::uint64_t step) const = 0;
+  // Other peers the last fetch saw at `step` that can serve state (not in client mode), with the
+  // lineage of the state each holds.
+  virtual std::vector<StateHolder> peers_at(std::uint64_t step) const = 0;
 
   // Attached to this peer's group membership: what the others need to plan the round with it
   // (its capacity, core/matchmaking/group_plan.h).

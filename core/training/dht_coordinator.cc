@@ -44,10 +44,10 @@ void DhtCoordinator::fetch(ProgressCallback done) {
 
 progress::GlobalProgress DhtCoordinator::estimate(Seconds now) const { return tracker_->estimate(now); }
 
-std::vector<PeerId> DhtCoordinator::peers_at(std::uint64_t step) const {
-  std::vector<PeerId> out;
+std::vector<StateHolder> DhtCoordinator::peers_at(std::uint64_t step) const {
+  std::vector<StateHolder> out;
   for (const auto& r : tracker_->others())
-    if (r.step == step && !r.client_mode) out.push_back(r.peer);
+    if (r.step == step && !r.client_mode) out.push_back({r.peer, r.lineage});
   return out;
 }
 

@@ -36,7 +36,7 @@ class DhtCoordinator final : public Coordinator {
   void report(const progress::LocalProgress& local) override;
   void fetch(ProgressCallback done) override;
   progress::GlobalProgress estimate(Seconds now) const override;
-  std::vector<PeerId> peers_at(std::uint64_t step) const override;
+  std::vector<StateHolder> peers_at(std::uint64_t step) const override;
   void set_announcement(std::vector<std::uint8_t> bytes) override;
   void look_for_group(GroupCallback done, Seconds timeout, Seconds due) override;
   void cancel_search() override;

@@ -13,6 +13,7 @@ Message encode_state(const StateMessage& m) {
   w.u64(m.request_id);
   if (m.kind == StateKind::Header) {
     w.u64(m.step);
+    w.u64(m.lineage);
     w.u64(m.total_bytes);
     w.u32(m.chunks);
   } else if (m.kind == StateKind::Chunk) {
@@ -34,6 +35,7 @@ StateMessage decode_state(const Message& message) {
   m.request_id = r.u64();
   if (m.kind == StateKind::Header) {
     m.step = r.u64();
+    m.lineage = r.u64();
     m.total_bytes = r.u64();
     m.chunks = r.u32();
   } else if (m.kind == StateKind::Chunk) {

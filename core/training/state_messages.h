@@ -3,7 +3,8 @@
 // joined or fell behind asks an up-to-date peer for parameters + optimizer state, which streams back
 // as a header and then chunks. Layout (core/wire.h, little-endian):
 //   Request: u8 service (State) | u8 kind=1 | u64 request_id
-//   Header:  u8 service | u8 kind=2 | u64 request_id | u64 step | u64 total_bytes | u32 chunks
+//   Header:  u8 service | u8 kind=2 | u64 request_id | u64 step | u64 lineage | u64 total_bytes |
+//            u32 chunks
 //   Chunk:   u8 service | u8 kind=3 | u64 request_id | u32 index | u32 bytes | payload
 // A chunk's payload is its `bytes` of state, either carried (real learners) or charged as the
 // message's virtual bytes (sizes-only learners in the simulator), never both.
@@ -20,6 +21,7 @@ struct StateMessage {
   StateKind kind = StateKind::Request;
   std::uint64_t request_id = 0;
   std::uint64_t step = 0;         // Header
+  std::uint64_t lineage = 0;      // Header: names the state (core/training/state_lineage.h)
   std::uint64_t total_bytes = 0;  // Header
   std::uint32_t chunks = 0;       // Header
   std::uint32_t index = 0;        // Chunk

@@ -60,6 +60,7 @@ void StateService::serve(PeerId to, std::uint64_t request_id) {
   header.kind = StateKind::Header;
   header.request_id = request_id;
   header.step = snap.step;
+  header.lineage = snap.lineage;
   header.total_bytes = total;
   header.chunks = chunks;
   env_.send(to, encode_state(header));
@@ -82,6 +83,7 @@ void StateService::on_header(const StateMessage& m) {
   if (have_header_ || m.total_bytes > config_.max_state_bytes) return finish(false);
   have_header_ = true;
   step_at_provider_ = m.step;
+  lineage_at_provider_ = m.lineage;
   total_bytes_ = m.total_bytes;
   chunks_expected_ = m.chunks;
   if (chunks_expected_ == 0) finish(total_bytes_ == 0);
@@ -117,13 +119,13 @@ void StateService::finish(bool ok) {
   watchdog_ = 0;
   Done done = std::move(done_);
   done_ = nullptr;
-  const std::uint64_t step = step_at_provider_;
-  std::vector<std::uint8_t> bytes = ok ? std::move(received_) : std::vector<std::uint8_t>{};
+  StateSnapshot state;
+  state.step = step_at_provider_;
+  state.lineage = lineage_at_provider_;
+  if (ok) state.bytes = std::move(received_);
   received_.clear();
   // Never inside download() or a handler's caller's stack frame that may still use us.
-  env_.schedule(0, [done = std::move(done), ok, step, bytes = std::move(bytes)]() mutable {
-    done(ok, step, std::move(bytes));
-  });
+  env_.schedule(0, [done = std::move(done), ok, state = std::move(state)]() mutable { done(ok, std::move(state)); });
 }
 
 }  // namespace swarmlab::core::training

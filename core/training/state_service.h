@@ -25,6 +25,7 @@ struct StateConfig {
 // What this peer serves when asked.
 struct StateSnapshot {
   std::uint64_t step = 0;
+  std::uint64_t lineage = 0;        // names the state (core/training/state_lineage.h)
   std::vector<std::uint8_t> bytes;  // the state, when the learner has values
   std::uint64_t virtual_bytes = 0;  // otherwise its size, charged but not carried
 };
@@ -32,9 +33,9 @@ struct StateSnapshot {
 class StateService final : public Service {
  public:
   using Source = std::function<StateSnapshot()>;
-  // ok = the whole state arrived; step = the provider's step it belongs to; bytes = the state
-  // (empty when it travelled as virtual bytes).
-  using Done = std::function<void(bool ok, std::uint64_t step, std::vector<std::uint8_t> bytes)>;
+  // ok = the whole state arrived; `state` is what the provider announced (step, lineage) with the
+  // bytes received (empty when it travelled as virtual bytes, and when !ok).
+  using Done = std::function<void(bool ok, StateSnapshot state)>;
 
   StateService(Environment& env, StateConfig config, Source source);
   ~StateService() override;
@@ -67,7 +68,7 @@ class StateService final : public Service {
   PeerId provider_ = 0;
   std::uint64_t request_id_ = 0;
   bool have_header_ = false;
-  std::uint64_t step_at_provider_ = 0;
+  std::uint64_t step_at_provider_ = 0, lineage_at_provider_ = 0;
   std::uint64_t total_bytes_ = 0, received_bytes_ = 0;
   std::uint32_t chunks_expected_ = 0, chunks_received_ = 0;
   std::vector<std::uint8_t> received_;

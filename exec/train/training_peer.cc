@@ -1,5 +1,7 @@
 #include "exec/train/training_peer.h"
 
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -15,6 +17,19 @@ namespace swarmlab::exec {
 namespace {
 
 using core::training::CollaborativePeer;
+
+// SIGTERM asks the peer to leave after its next step (the launcher ends runs this way).
+volatile std::sig_atomic_t g_leave_requested = 0;
+extern "C" void request_leave(int) { g_leave_requested = 1; }
+constexpr double kLeaveCheckPeriod = 0.1;
+constexpr double kLeaveWithoutStepAfter = 15;  // no step comes (alone, or loading state): leave anyway
+constexpr double kBooksPeriod = 1;  // a SIGKILLed incarnation's books end at its last books line
+
+std::string lineage_hex(std::uint64_t lineage) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(lineage));
+  return text;
+}
 
 std::unique_ptr<learn::SampleStream> make_stream(const TrainingPeerConfig& c, std::uint32_t dataset_size) {
   if (c.order == SampleOrder::Fixed)
@@ -63,12 +78,21 @@ class TrainingPeerProcess {
     else
       parts.learner = std::move(torch);
     peer_ = std::make_unique<CollaborativePeer>(host_.env(), cfg_.peer, std::move(parts), events());
+    nlohmann::ordered_json start;
+    start["peer"] = cfg_.host.id;
+    start["event"] = "start";
+    start["step"] = 0;
+    start["time_s"] = host_.now();
+    out_ << start.dump() << std::endl;
+    std::signal(SIGTERM, request_leave);
+    watch_for_leave_request();
+    write_books_line();
     host_.start(*peer_);
     announced_sps_ = cfg_.peer.capacity.compute_sps;
     announce_measured_speed();
     const bool abandoned = host_.run();
     write_exit_line(abandoned);
-    return ok_ && !abandoned ? 0 : 1;
+    return abandoned ? 1 : 0;
   }
 
  private:
@@ -83,7 +107,9 @@ class TrainingPeerProcess {
     };
     e.round_finished = [this](const core::averaging::RoundOutcome& o, std::uint64_t contributed, std::uint64_t step) {
       contributed_ += contributed;
-      if (!o.completed) ok_ = false;
+      // The protocol recovers from a round that failed (the peer reloads the state the others
+      // settled on); counted, not fatal.
+      if (!o.completed || o.fraction_averaged < 1) ++rounds_incomplete_;
       write_step_line(o, contributed, step);
     };
     e.sync_finished = [this](bool ok, std::uint64_t step) {
@@ -99,6 +125,7 @@ class TrainingPeerProcess {
       }
       host_.hold();
       torch_->parameters_async([this, j](std::vector<float> params) mutable {
+        j["lineage"] = lineage_hex(peer_->lineage());
         j["params_hash"] = parameters_hash(params);
         out_ << j.dump() << std::endl;
         host_.release();
@@ -106,7 +133,7 @@ class TrainingPeerProcess {
     };
     e.stepped = [this](std::uint64_t step) {
       host_.keep_alive();
-      if (step >= cfg_.steps) host_.finish();
+      if (step >= cfg_.steps || leave_requested_) leave();
     };
     return e;
   }
@@ -122,10 +149,13 @@ class TrainingPeerProcess {
     (*j)["participants"] = participants_;
     (*j)["contributed"] = contributed;
     (*j)["loss"] = handed_loss_ ? nlohmann::ordered_json(*handed_loss_) : nlohmann::ordered_json(nullptr);
+    (*j)["lineage"] = lineage_hex(peer_->lineage());
     (*j)["params_hash"] = nullptr;  // filled in below, keeping the field order
     auto& handover = (*j)["handover"] = nlohmann::ordered_json::array();
     for (const learn::MicroBatchRecord& r : torch_->handover()) handover.push_back({r.first, r.count, r.version});
     (*j)["samples_computed"] = computed_;
+    (*j)["samples_contributed"] = contributed_;
+    (*j)["samples_discarded"] = discarded_;
     (*j)["compute_s"] = peer_->compute_time();
     (*j)["samples_per_s"] = announced_sps_;
     (*j)["bytes_sent"] = s.bytes_sent;
@@ -177,6 +207,35 @@ class TrainingPeerProcess {
     std::filesystem::rename(partial, path);  // a reader never sees half a checkpoint
   }
 
+  void leave() {
+    peer_->leave();
+    host_.finish();
+  }
+
+  void write_books_line() {
+    nlohmann::ordered_json j;
+    j["peer"] = cfg_.host.id;
+    j["event"] = "books";
+    j["step"] = peer_->step();
+    j["time_s"] = host_.now();
+    j["samples_computed"] = computed_;
+    j["samples_contributed"] = contributed_;
+    j["samples_discarded"] = discarded_;
+    out_ << j.dump() << std::endl;
+    host_.loop().schedule(kBooksPeriod, [this] { write_books_line(); });
+  }
+
+  void watch_for_leave_request() {
+    host_.loop().schedule(kLeaveCheckPeriod, [this] {
+      if (g_leave_requested && !leave_requested_) {
+        leave_requested_ = true;
+        host_.log("asked to leave: leaving after the next step");
+        host_.loop().schedule(kLeaveWithoutStepAfter, [this] { leave(); });
+      }
+      watch_for_leave_request();
+    });
+  }
+
   // DeDLOC's peers report the speed they measure: samples per second of compute-device time.
   void announce_measured_speed() {
     const double busy = peer_->compute_time();
@@ -195,12 +254,16 @@ class TrainingPeerProcess {
     nlohmann::ordered_json j;
     j["peer"] = cfg_.host.id;
     j["event"] = "exit";
-    j["ok"] = ok_ && !abandoned;
+    j["ok"] = !abandoned;
     j["step"] = peer_ ? peer_->step() : 0;
+    j["lineage"] = lineage_hex(peer_ ? peer_->lineage() : 0);
+    j["rounds_incomplete"] = rounds_incomplete_;
     j["samples_computed"] = computed_;
     j["samples_contributed"] = contributed_;
     j["samples_discarded"] = discarded_;
     j["samples_accumulated"] = peer_ ? peer_->accumulated() : 0;
+    // Handed to a round that had not finished when the process left: gone with it.
+    j["samples_in_round"] = peer_ && peer_->in_round() ? peer_->contributed() : 0;
     j["rejected_states"] = peer_ ? peer_->rejected_states() : 0;
     if (torch_) {
       j["params_hash"] = parameters_hash(torch_->parameters());
@@ -223,10 +286,10 @@ class TrainingPeerProcess {
   std::unique_ptr<CollaborativePeer> peer_;
   std::size_t participants_ = 0;
   std::optional<double> handed_loss_;
-  std::uint64_t computed_ = 0, contributed_ = 0, discarded_ = 0;
+  std::uint64_t computed_ = 0, contributed_ = 0, discarded_ = 0, rounds_incomplete_ = 0;
+  bool leave_requested_ = false;
   double announced_sps_ = 0, last_busy_ = 0;
   std::uint64_t last_computed_ = 0;
-  bool ok_ = true;
 };
 
 }  // namespace

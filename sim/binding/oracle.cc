@@ -54,12 +54,12 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
     return oracle_.estimate(now, oracle_.members_.at(env_.self()).local.step);
   }
 
-  std::vector<PeerId> peers_at(std::uint64_t step) const override {
-    std::vector<PeerId> out;
+  std::vector<core::training::StateHolder> peers_at(std::uint64_t step) const override {
+    std::vector<core::training::StateHolder> out;
     for (const auto& [peer, m] : oracle_.members_)
       if (peer != env_.self() && m.reported && m.local.step == step && !m.client_mode &&
           m.local.activity == core::progress::Activity::Training)
-        out.push_back(peer);
+        out.push_back({peer, m.local.lineage});
     return out;
   }
 

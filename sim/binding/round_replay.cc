@@ -1,6 +1,7 @@
 #include "sim/binding/round_replay.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/codec/codec.h"
 #include "core/wire.h"
@@ -93,6 +94,10 @@ void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values
     r.members = plan.members;
     r.has_started.assign(n, false);
     r.has_finished.assign(n, false);
+    r.span_share.assign(n, 0);
+    for (std::size_t m = 0; m < n && plan.length() > 0; ++m)
+      r.span_share[m] = static_cast<double>(plan.span_length(m)) / static_cast<double>(plan.length());
+    r.down_at.assign(n, std::numeric_limits<double>::infinity());
     r.finish_at.assign(n, 0);
     r.sent0.assign(n, 0);
     r.received0.assign(n, 0);
@@ -198,6 +203,12 @@ void RoundReplay::replay_all(std::uint64_t id) {
       o.started = started;
       o.finished = world_.engine().now();
       o.fraction_averaged = 1;
+      const Round& round = rounds_.at(id);
+      for (std::size_t k = 0; k < round.members.size(); ++k)
+        if (k != member && round.span_share[k] > 0 && round.down_at[k] < o.finished) {
+          o.dropped_reducers.push_back(round.members[k]);
+          o.fraction_averaged -= round.span_share[k];
+        }
       world_.charge(peer, 0, received);
       if (done) done(o);
       member_finished(id, member);
@@ -230,7 +241,9 @@ void RoundReplay::peer_down(PeerId peer) {
     const auto m = std::find(r.members.begin(), r.members.end(), peer);
     if (m == r.members.end()) continue;
     r.clean = false;
-    affected.emplace_back(id, static_cast<std::size_t>(m - r.members.begin()));
+    const auto index = static_cast<std::size_t>(m - r.members.begin());
+    r.down_at[index] = std::min(r.down_at[index], world_.engine().now());
+    affected.emplace_back(id, index);
   }
   for (const auto& [id, m] : affected) {
     const auto it = rounds_.find(id);

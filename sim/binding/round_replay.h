@@ -21,7 +21,9 @@
 // - A replayed round whose membership breaks before every member started (a member goes down, or
 //   one has not started a sender timeout after the first) is handed to the AveragingService at
 //   that moment, so failures are simulated, not replayed. A member that goes down after all
-//   started is not: the others finish as recorded (documented in docs/interpretations.md).
+//   started is not: the others finish when recorded, but without that member's span if it
+//   reduced one and died before they finished (they keep their own values there, as the core's
+//   round does when a reducer's link breaks; documented in docs/interpretations.md).
 // Rounds that carry real values are always simulated.
 #include <cstdint>
 #include <functional>
@@ -87,6 +89,8 @@ class RoundReplay {
     std::size_t started = 0, finished = 0;
     core::Seconds last_start = 0;
     std::vector<bool> has_started, has_finished;
+    std::vector<double> span_share;         // per member: its span's share of the vector
+    std::vector<core::Seconds> down_at;     // per member: when it went down (+inf: up)
     std::map<std::size_t, Start> waiting;   // replay: starts held until every member started
     bool scheduled = false;                 // replay: every member started, finishes scheduled
     const Recorded* recorded = nullptr;     // replay: what is replayed

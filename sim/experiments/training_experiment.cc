@@ -204,6 +204,7 @@ class TrainingRun {
       s.samples = b.samples;
       s.state_downloads = b.downloads;
       s.step = p ? p->step() : b.last_step;
+      s.lineage = p ? p->lineage() : 0;
       s.steps_eligible = b.eligible;
       s.steps_left_out = b.left_out;
       if (b.eligible > 0)

@@ -42,6 +42,7 @@ struct PeerTrainingStats {
   std::uint64_t samples = 0;       // computed
   std::uint64_t state_downloads = 0;
   std::uint64_t step = 0;          // its optimizer step at the end
+  std::uint64_t lineage = 0;       // names the state it holds then (core/training/state_lineage.h)
   // Global steps this peer could have joined (up, training, up to date when the step's first
   // group formed) and those it joined no group for.
   std::uint64_t steps_eligible = 0, steps_left_out = 0;

@@ -15,7 +15,7 @@ namespace swarmlab::core::progress {
 namespace {
 
 TEST(PeerProgress, RoundTripsAndRejectsMalformed) {
-  const PeerProgress p{7, 12, 345, 67.5, 1234.25, true};
+  const PeerProgress p{7, 12, 345, 67.5, 1234.25, true, 0x0123456789abcdefULL};
   const auto bytes = encode_progress(p);
   EXPECT_EQ(decode_progress(bytes), p);
 

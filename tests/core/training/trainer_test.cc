@@ -74,9 +74,10 @@ TEST(StateMessages, RoundTripAndRejectMalformed) {
   StateMessage h;
   h.kind = StateKind::Header;
   h.request_id = 7;
-  h.step = 42, h.total_bytes = 1000, h.chunks = 16;
+  h.step = 42, h.lineage = 0xfedcba9876543210ULL, h.total_bytes = 1000, h.chunks = 16;
   const StateMessage back = decode_state(encode_state(h));
   EXPECT_EQ(back.step, 42u);
+  EXPECT_EQ(back.lineage, h.lineage);
   EXPECT_EQ(back.total_bytes, 1000u);
   EXPECT_EQ(back.chunks, 16u);
   StateMessage c;

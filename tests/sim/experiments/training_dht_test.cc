@@ -99,5 +99,45 @@ TEST(CollaborativeTraining, EveryGpuPeerLeavesAndTheBackboneKeepsTheStep) {
   EXPECT_EQ(r.ledger.pending, r.pending_check);
 }
 
+TEST(CollaborativeTraining, APeerDyingMidRoundLeavesNoSurvivorWithOtherParameters) {
+  // 2 Mb/s links: a round of 0.4 MB in fp16 takes about a second and a half, so a peer that
+  // quits just before a step lands dies inside its round. The survivors lose its span (each keeps
+  // its own values there), and must settle on one state again (core/training/state_lineage.h).
+  auto scenario = [](const std::string& quitter) {
+    return scenarios::parse_scenario(R"({
+      "name": "dies-mid-round", "seed": 8,
+      "workload": {"model": "toy", "parameters": 200000, "wire_precision": "fp16", "target_batch": 400},
+      "peers": [
+        {"name": "stays", "count": 4, "compute_sps": 10, "bandwidth_bps": 2e6, "latency_ms": 20},
+        {"name": "quitter", "compute_sps": 10, "bandwidth_bps": 2e6, "latency_ms": 20)" + quitter + R"(}
+      ],
+      "averaging": {"strategy": "ours"},
+      "training": {"coordination": "dht", "micro_batch": 4, "duration_s": 900, "metrics_interval_s": 60}
+    })", "dies-mid-round.json");
+  };
+  const TrainingRunResult whole = run_training(scenario(""));
+  ASSERT_GT(whole.steps, 40u);
+  for (const auto& p : whole.peers) EXPECT_EQ(p.lineage, whole.peers.front().lineage) << p.name;
+  // The same run up to then (deterministic): quit 0.5 s before the 20th step lands.
+  const double quit = whole.step_times[19] - 0.5;
+  const TrainingRunResult r = run_training(scenario(R"(, "leave_s": )" + std::to_string(quit)));
+  ASSERT_EQ(r.step_times[18], whole.step_times[18]);
+  ASSERT_GT(r.steps, 40u);
+  std::uint64_t reloads = 0;
+  std::uint64_t settled = 0;
+  for (const auto& p : r.peers) {
+    if (!p.up_at_end) continue;
+    reloads += p.state_downloads;
+    if (!p.training_at_end || p.step != r.steps) continue;
+    if (settled == 0) settled = p.lineage;
+    EXPECT_EQ(p.lineage, settled) << p.name;
+  }
+  EXPECT_NE(settled, 0u);
+  // Every survivor lost the quitter's span; all but the one whose lineage won reloaded the state.
+  EXPECT_EQ(reloads, 3u);
+  EXPECT_TRUE(r.ledger.balanced());
+  EXPECT_EQ(r.ledger.pending, r.pending_check);
+}
+
 }  // namespace
 }  // namespace swarmlab::sim
