@@ -147,6 +147,9 @@ const bool registered = register_command(
       sub.add_option("--checkpoint-every", a->train.checkpoint_every, "--train: the backbone writes its state to <out>/checkpoints every this many steps")->check(Count(0, 10000000, "a number of steps"));
       sub.add_flag("--dump-parameters", a->train.dump_parameters, "--train: every peer writes its parameters after every step to <out>/parameters");
       sub.add_option("--data", a->train.data_dir, "--train: the Fashion-MNIST directory (default: Debian's)");
+      sub.add_option("--bootstrap", a->o.bootstrap_peers, "give each peer only the first K peers' addresses (and its own); it learns the "
+                                                        "others' through them (default 0: everyone's; --chaos: --backbones)")
+          ->check(Count(0, 100000, "a number of peers"));
       sub.add_option("--chaos", a->chaos_s, "--train: random churn for this many seconds (a random peer SIGKILLed or started again every "
                                             "--chaos-gap seconds), then --calm seconds, then every peer leaves after its next step")
           ->check(Positive(limits::kMaxSeconds, "a number of seconds"));
@@ -215,7 +218,10 @@ const bool registered = register_command(
               throw core::InputError("command line", "--chaos-gap", "expected MIN:MAX seconds with 0 < MIN <= MAX (e.g. 2:10), got " + traces::quoted(a->chaos_gap));
           }
           o.churn = churn;
+          if (o.bootstrap_peers == 0) o.bootstrap_peers = churn.backbones;
         }
+        if (o.bootstrap_peers > sc.peers.size())
+          throw core::InputError("command line", "--bootstrap", "expected at most the scenario's " + std::to_string(sc.peers.size()) + " peers");
         if (o.train && o.kill)
           throw core::InputError("command line", "--kill", "a training launch kills by time: expected PEER@SECONDS, not PEER@ROUND+SECONDS");
         if (o.emulate_links)

@@ -28,6 +28,7 @@ struct PeerArgs {
   double goodput = exec::kLiveGoodputFraction;
   double compute = -1, upload = -1, download = -1;
   bool client = false;
+  bool discover = false;
   std::uint64_t run_id = 0;
   double clock_origin = -1;
   double connect_timeout = 5, idle_timeout = 300;
@@ -83,6 +84,7 @@ exec::LiveHostConfig host_config(const PeerArgs& a, const scenarios::Scenario& s
   exec::LiveHostConfig h;
   h.id = a.id;
   h.addresses = parse_peers(a.peers, sc.peers.size());
+  h.discover = a.discover;
   if (!a.listen.empty()) h.listen = exec::SocketAddress::parse(a.listen);
   h.seed = seed;
   h.connect_timeout_s = a.connect_timeout;
@@ -150,6 +152,8 @@ const bool registered = register_command(
       sub.add_option("scenario", a->scenario, "scenario JSON file")->required();
       sub.add_option("--id", a->id, "this peer's index in the scenario")->required();
       sub.add_option("--peers", a->peers, "ID=IP:PORT,... for every peer that accepts connections (the transport's address book; coordination runs over the DHT)")->required();
+      sub.add_flag("--discover", a->discover, "--peers lists only some peers (the bootstrap peers, with this one): learn where the others listen "
+                                              "from them (exec/README.md, address discovery)");
       sub.add_option("--listen", a->listen, "bind here instead of this peer's --peers address");
       sub.add_option("--strategy", a->strategy, "ar, ps or ours")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)))->capture_default_str();
       sub.add_option("--rounds", a->rounds, "averaging rounds")->check(Count(1, 1000000, "a number of rounds"))->capture_default_str();

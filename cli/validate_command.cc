@@ -1,4 +1,5 @@
-// swarmlab validate: simulated versus measured averaging time, per strategy.
+// swarmlab validate: simulated versus measured averaging time, per strategy; with --train, a live
+// training run against its simulated twin (steps per hour, averaging time and samples per step).
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -8,6 +9,8 @@
 #include "exec/link_emulator.h"
 #include "exec/live_scenario.h"
 #include "exec/validate.h"
+#include "exec/validate_training.h"
+#include "learn/fashion_mnist.h"
 
 namespace swarmlab::cli {
 namespace {
@@ -18,7 +21,28 @@ struct ValidateArgs {
   std::string codec;
   std::uint64_t parameters = 0;
   bool json = false, quiet = false;
+  bool train = false;
+  exec::TrainLaunch training;
 };
+
+int print_training_validation(const exec::TrainingValidateResult& r, bool json) {
+  if (json) {
+    std::cout << exec::training_validate_json(r) << "\n";
+  } else {
+    std::cout << r.scenario << " training: simulated (flow, DHT coordination, goodput " << r.goodput
+              << ", the compute speeds measured live) vs live behind emulated links"
+              << (r.latency_emulated ? "" : " without added latency (no netem)") << ", scale " << r.scale << ", "
+              << r.parameters << " parameters; " << r.live_steps << " live steps in " << std::fixed << std::setprecision(1)
+              << r.duration_s << " s\n";
+    std::cout << "metric              predicted    measured   ratio\n";
+    for (const auto& m : r.metrics)
+      std::cout << std::left << std::setw(18) << m.name << std::right << std::fixed << std::setprecision(3) << std::setw(11)
+                << m.predicted << std::setw(12) << m.measured << std::setw(8) << m.ratio() << "\n";
+    std::cout << "live run: " << (r.live_ok ? "ok" : "FAILED") << "\n";
+  }
+  if (r.interrupted) return 130;
+  return r.live_ok ? kExitOk : kExitFailure;
+}
 
 const bool registered = register_command(
     "validate", "Simulate a scenario and run it live; print predicted and measured averaging time per strategy",
@@ -35,6 +59,12 @@ const bool registered = register_command(
       sub.add_option("--congestion", a->o.congestion_control, "TCP congestion control of the live runs ('' for the system's)")->capture_default_str();
       sub.add_flag("--calibrate", a->o.calibrate, "first measure this transport's goodput over one emulated link and predict with it");
       sub.add_option("--out", a->o.out_dir, "output folder (default: out/<scenario>-validate)");
+      sub.add_flag("--train", a->train, "compare a live training run (needs --emulate-links) with its simulation instead of averaging rounds");
+      sub.add_option("--model", a->training.model, "--train: the model")->check(CLI::IsMember({"linear", "cnn", "mlp"}))->capture_default_str();
+      sub.add_option("--steps", a->training.steps, "--train: global steps of the live run")->check(Count(3, 10000000, "a number of steps"))->capture_default_str();
+      sub.add_option("--compute-scale", a->training.compute_scale, "--train: each peer computes at its scenario compute_sps x this")
+          ->check(Positive(1000, "a scale factor"))->capture_default_str();
+      sub.add_option("--dpu", a->training.dpu, "--train: delayed parameter updates on or off (default: the scenario's)")->check(CLI::IsMember({"on", "off"}));
       sub.add_flag("--json", a->json, "JSON output");
       sub.add_flag("--quiet", a->quiet, "no progress lines");
       return [a] {
@@ -51,6 +81,25 @@ const bool registered = register_command(
             return kExitBadInput;
           }
         if (!a->quiet) o.progress = [](const std::string& line) { std::cerr << "validate: " << line << "\n"; };
+        if (a->train) {
+          if (!o.emulate_links)
+            throw core::InputError("command line", "--train",
+                                   "expected --emulate-links as well (on loopback the scenario's links only inform the planner: "
+                                   "there is no network to predict)");
+          // A dataset every peer would fail on is reported here, once, with the file and the place.
+          learn::load_fashion_mnist(learn::Split::Train, learn::kFashionMnistDir);
+          exec::TrainingValidateOptions t;
+          t.scenario_path = o.scenario_path;
+          t.train = a->training;
+          t.train.evaluate_every = 0;
+          t.scale = o.scale;
+          t.goodput = o.goodput;
+          t.precision = o.precision;
+          t.out_dir = o.out_dir;
+          t.congestion_control = o.congestion_control;
+          t.progress = o.progress;
+          return print_training_validation(exec::validate_training(t), a->json);
+        }
         const exec::ValidateResult r = exec::validate(o);
         if (a->json) {
           std::cout << exec::validate_json(r) << "\n";

@@ -13,6 +13,11 @@ std::vector<std::uint8_t> encode_handshake(const Handshake& h) {
   w.u64(h.network);
   w.u32(h.from);
   w.u32(h.to);
+  w.u8(h.listen ? 1 : 0);
+  if (h.listen) {
+    w.u32(h.listen->ip);
+    w.u16(h.listen->port);
+  }
   return out;
 }
 
@@ -27,6 +32,14 @@ Handshake decode_handshake(std::span<const std::uint8_t> bytes) {
   h.network = r.u64();
   h.from = r.u32();
   h.to = r.u32();
+  const std::uint8_t has_listen = r.u8();
+  if (has_listen > 1) throw core::DecodeError("bad handshake listen flag");
+  if (has_listen) {
+    SocketAddress a;
+    a.ip = r.u32();
+    a.port = r.u16();
+    h.listen = a;
+  }
   r.finish();
   return h;
 }

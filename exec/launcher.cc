@@ -294,9 +294,16 @@ LaunchResult launch(const LaunchOptions& o) {
   result.parameters = live.workload.parameters;
   result.codec = std::string(core::codec::name(live.workload.wire_precision));
 
-  std::string peer_list;
-  for (std::size_t i = 0; i < n; ++i)
-    if (addresses[i]) peer_list += (peer_list.empty() ? "" : ",") + std::to_string(i) + "=" + addresses[i]->to_string();
+  // Each peer's address book: everyone's, or (bootstrap_peers > 0) the bootstrap peers' and its own,
+  // the rest learned live (exec/address_directory.h).
+  if (o.bootstrap_peers > n) throw std::invalid_argument("--bootstrap: the scenario has only " + std::to_string(n) + " peers");
+  auto peer_list_for = [&](std::size_t self) {
+    std::string list;
+    for (std::size_t i = 0; i < n; ++i)
+      if (addresses[i] && (o.bootstrap_peers == 0 || i < o.bootstrap_peers || i == self))
+        list += (list.empty() ? "" : ",") + std::to_string(i) + "=" + addresses[i]->to_string();
+    return list;
+  };
   const std::uint64_t run_id = static_cast<std::uint64_t>(getpid()) << 32 ^
                                static_cast<std::uint64_t>(EventLoop::monotonic_seconds() * 1e6);
   const double origin = EventLoop::monotonic_seconds();
@@ -316,13 +323,14 @@ LaunchResult launch(const LaunchOptions& o) {
   auto plan_for = [&](std::size_t i, int incarnation) {
     SpawnPlan p;
     p.executable = executable;
-    p.argv = {executable, "peer", abs_scenario, "--id", std::to_string(i), "--peers", peer_list,
+    p.argv = {executable, "peer", abs_scenario, "--id", std::to_string(i), "--peers", peer_list_for(i),
               "--strategy", std::string(core::averaging::name(strategy)), "--rounds", std::to_string(o.rounds),
               "--scale", number(o.scale), "--goodput", number(goodput),
               "--parameters", std::to_string(live.workload.parameters), "--codec", result.codec,
               "--run-id", std::to_string(run_id), "--clock-origin", number(origin),
               "--connect-timeout", number(o.connect_timeout_s), "--sender-timeout", number(o.timeouts.max_sender)};
     if (std::isfinite(o.timeouts.max_round)) p.argv.insert(p.argv.end(), {"--round-timeout", number(o.timeouts.max_round)});
+    if (o.bootstrap_peers > 0) p.argv.push_back("--discover");
     if (!result.pacing) p.argv.push_back("--no-pacing");
     if (o.pace_all_bps > 0) p.argv.insert(p.argv.end(), {"--pace-all", number(o.pace_all_bps)});
     if (o.kill && o.kill->peer == i && incarnation == 0)

@@ -78,6 +78,9 @@ struct LaunchOptions {
   // --train only: random kills and starts (exec/random_churn.h); the run then ends when the
   // churn and its calm are over: every peer is asked to leave (SIGTERM) after its next step.
   std::optional<RandomChurnSpec> churn;
+  // > 0: each peer is given only the addresses of the first this many peers (and its own) and
+  // learns the others' live (address discovery); 0: everyone's.
+  std::size_t bootstrap_peers = 0;
   std::string out_dir;                                     // default: out/<scenario>-live
   std::string executable;                                  // default: this executable
   bool trace = false;                                      // per-peer timeline JSON lines

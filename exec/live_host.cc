@@ -11,6 +11,7 @@ LiveHost::LiveHost(const LiveHostConfig& cfg, std::ostream& log) : cfg_(cfg), lo
   TcpTransport::Options t;
   t.self = cfg.id;
   t.addresses = cfg.addresses;
+  t.discover = cfg.discover;
   t.bind = cfg.listen;
   t.network = cfg.network;
   t.connect_timeout_s = cfg.connect_timeout_s;

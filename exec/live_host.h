@@ -23,7 +23,9 @@ namespace swarmlab::exec {
 
 struct LiveHostConfig {
   core::PeerId id = 0;
-  std::vector<std::optional<SocketAddress>> addresses;  // every peer; nullopt = client mode
+  // Every peer by id; nullopt = client mode, or (with `discover`) not known yet.
+  std::vector<std::optional<SocketAddress>> addresses;
+  bool discover = false;           // learn the missing addresses (exec/address_directory.h)
   std::optional<SocketAddress> listen;                  // bind here instead of addresses[id]
   std::uint64_t seed = 1;
   double compute_sps = 0;          // the environment's compute stand-in (0: none)

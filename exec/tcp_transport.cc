@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/wire.h"
+#include "exec/address_directory.h"
 #include "exec/handshake.h"
 
 namespace swarmlab::exec {
@@ -59,6 +60,42 @@ bool TcpTransport::dials(core::PeerId peer) const {
   const auto& a = options_.addresses;
   if (peer >= a.size() || peer == options_.self || !a[peer]) return false;  // it accepts nothing
   return !a[options_.self] || options_.self > peer;
+}
+
+std::optional<SocketAddress> TcpTransport::address_of(core::PeerId peer) const {
+  if (peer >= options_.addresses.size()) return std::nullopt;
+  return options_.addresses[peer];
+}
+
+void TcpTransport::learn_address(core::PeerId peer, const SocketAddress& address, bool firsthand) {
+  if (peer >= options_.addresses.size() || peer == options_.self || address.port == 0) return;
+  auto& known = options_.addresses[peer];
+  if (known == address || (known && !firsthand)) return;
+  known = address;
+  ++stats_.addresses_learned;
+  const DirectoryEntry entry{peer, address};
+  const std::vector<std::uint8_t> frame = encode_directory(std::span(&entry, 1));
+  for (auto& link : links_)
+    if (link.conn && link.conn->state == State::Open && link.conn->peer != peer) enqueue(link.conn, make_frame(frame), false);
+  if (dials(peer) && !links_[peer].conn) dial(peer);
+}
+
+void TcpTransport::send_directory(const ConnectionPtr& c) {
+  std::vector<DirectoryEntry> entries;
+  for (core::PeerId p = 0; p < options_.addresses.size(); ++p)
+    if (options_.addresses[p] && p != *c->peer) entries.push_back({p, *options_.addresses[p]});
+  if (!entries.empty()) enqueue(c, make_frame(encode_directory(entries)), false);
+}
+
+void TcpTransport::on_directory(std::span<const std::uint8_t> frame) {
+  std::vector<DirectoryEntry> entries;
+  try {
+    entries = decode_directory(frame);
+  } catch (const core::DecodeError&) {
+    ++stats_.bad_directory_frames;
+    return;
+  }
+  for (const DirectoryEntry& e : entries) learn_address(e.peer, e.address, false);
 }
 
 bool TcpTransport::connected(core::PeerId peer) const {
@@ -176,6 +213,7 @@ void TcpTransport::dial(core::PeerId peer) {
   hello.network = options_.network;
   hello.from = options_.self;
   hello.to = peer;
+  hello.listen = options_.addresses[options_.self];
   enqueue(c, make_frame(encode_handshake(hello)), false);
   // Messages that were waiting (not normally: the dialing side queues on the connection).
   while (!link.waiting.empty()) {
@@ -235,7 +273,7 @@ void TcpTransport::send(core::PeerId to, core::Message message) {
     dial(to);
     return;
   }
-  if (!options_.addresses[to] && !options_.addresses[options_.self]) {
+  if (!options_.discover && !options_.addresses[to] && !options_.addresses[options_.self]) {
     // Both client-mode: no connection can ever exist.
     loop_.schedule(0, [this, to, alive = std::weak_ptr<bool>(alive_)] {
       if (!alive.expired()) report_failure(to);
@@ -427,9 +465,15 @@ void TcpTransport::handle_frame(const ConnectionPtr& c, std::vector<std::uint8_t
       c->reader.set_limit(options_.max_message_bytes);
       loop_.cancel(c->timer);
       c->timer = 0;
+      if (options_.discover) send_directory(c);
       return;
     }
     case State::Open: {
+      // With discovery on, a frame starting with the byte no core service uses is a directory.
+      if (options_.discover && !frame.empty() && frame[0] == kDirectoryFrame) {
+        on_directory(frame);
+        return;
+      }
       ++stats_.messages_received;
       ++c->app_received;
       const core::PeerId from = *c->peer;
@@ -452,7 +496,10 @@ void TcpTransport::on_hello(const ConnectionPtr& c, std::vector<std::uint8_t> fr
     ok = false;
   }
   ok = ok && hello.kind == HandshakeKind::Hello && hello.network == options_.network && hello.to == options_.self &&
-       hello.from < links_.size() && hello.from != options_.self && !dials(hello.from);
+       hello.from < links_.size() && hello.from != options_.self;
+  // Its own word on where it listens, checked against the dialing rule like a listed address.
+  if (ok && options_.discover && hello.listen) learn_address(hello.from, *hello.listen, true);
+  ok = ok && !dials(hello.from);
   if (!ok) {
     ++stats_.rejected_connections;
     close_connection(c, false, "bad hello");
@@ -479,6 +526,7 @@ void TcpTransport::on_hello(const ConnectionPtr& c, std::vector<std::uint8_t> fr
   c->out_bytes += c->out.back().size();
   loop_.cancel(link.wait_timer);
   link.wait_timer = 0;
+  if (options_.discover) send_directory(c);
   while (!link.waiting.empty()) {
     c->out_bytes += link.waiting.front().size();
     ++c->app_frames;

@@ -29,6 +29,12 @@
 // queued; once per connection. A connection nothing was sent on breaks silently, as in the
 // simulator only peers that exchanged messages hear of a crash (core/env.h). A restarted peer
 // dialing in replaces its old connection; the old one is reported as failed if it carried messages.
+//
+// Discovery (Options::discover): the table may list only some peers (the bootstrap peers); the
+// others are unknown until their address is learned - from a dialer's Hello, or from the directory
+// frames peers exchange (exec/address_directory.h). An unknown peer is treated like a client-mode
+// one (it must dial, or its address arrive) and messages for it wait up to accept_wait; once its
+// address is learned, the side that dials it does so at once.
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -70,6 +76,8 @@ class TcpTransport {
     // TCP congestion control for every connection (TCP_CONGESTION, e.g. "cubic", "bbr"); empty:
     // the system's default. Paced flows behave differently under each (exec/README.md).
     std::string congestion_control;
+    // Learn the addresses of peers missing from `addresses` (see Discovery above).
+    bool discover = false;
     // Diagnostics: why identified connections closed (optional).
     std::function<void(const std::string&)> log;
   };
@@ -81,6 +89,8 @@ class TcpTransport {
     std::uint64_t rejected_connections = 0;  // bad handshake, silent past the timeout, too many
     std::uint64_t broken_frames = 0;         // identified peers that sent an oversized frame
     std::uint64_t link_failures = 0;         // reported to the owner
+    std::uint64_t addresses_learned = 0;     // discovery: from Hellos and directory frames
+    std::uint64_t bad_directory_frames = 0;  // malformed, dropped
   };
 
   using MessageHandler = std::function<void(core::PeerId from, core::Message message)>;
@@ -105,6 +115,8 @@ class TcpTransport {
 
   bool dials(core::PeerId peer) const;
   bool connected(core::PeerId peer) const;
+  // Where `peer` listens, as far as this transport knows (nullopt: client-mode, or not learned).
+  std::optional<SocketAddress> address_of(core::PeerId peer) const;
   // Bytes queued and not yet handed to the kernel, over all peers.
   std::uint64_t queued_bytes() const;
   const Stats& stats() const { return stats_; }
@@ -148,6 +160,11 @@ class TcpTransport {
   void on_accept();
   void dial(core::PeerId peer);
   void schedule_redial(core::PeerId peer);
+  // Discovery: records `address` for `peer` (replacing a different one only when `firsthand`: from
+  // its own Hello), dials it if this side dials, and tells every open connection.
+  void learn_address(core::PeerId peer, const SocketAddress& address, bool firsthand);
+  void send_directory(const ConnectionPtr& c);
+  void on_directory(std::span<const std::uint8_t> frame);
   void on_io(const ConnectionPtr& c, std::uint32_t events);
   void on_connected(const ConnectionPtr& c);
   void read_some(const ConnectionPtr& c);

@@ -121,7 +121,10 @@ TrainingSummary collect_training(const std::vector<std::string>& paths) {
         close();
         books.emplace();
         ++peer.incarnations;
-        if (event == "start") continue;
+        if (event == "start") {
+          out.parameters = std::max(out.parameters, j.value("parameters", std::uint64_t{0}));
+          continue;
+        }
       }
       const std::string lineage = j.value("lineage", std::string());
       if (event == "exit") {
@@ -148,6 +151,7 @@ TrainingSummary collect_training(const std::vector<std::string>& paths) {
       }
       if (!event.empty()) continue;
       books->on_step_line(j);
+      peer.measured_sps = j.value("samples_per_s", peer.measured_sps);
       StepAccumulator& acc = steps[step];
       acc.s.step = step;
       acc.s.time_s = std::max(acc.s.time_s, j.value("time_s", 0.0));

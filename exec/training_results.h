@@ -46,6 +46,7 @@ struct TrainingPeerSummary {
   std::uint64_t syncs = 0;       // state downloads
   std::optional<double> test_accuracy;  // the last exit line's whole-test-set accuracy
   std::uint64_t bytes_sent = 0, bytes_received = 0;
+  double measured_sps = 0;       // the compute speed it last announced (samples per device second)
 };
 
 struct TrainingSummary {
@@ -55,6 +56,7 @@ struct TrainingSummary {
   std::size_t diverged_reports = 0;        // step reports whose lineage was not the step's most held
   SampleBooks samples;                     // the whole swarm's
   std::uint64_t last_step = 0;
+  std::uint64_t parameters = 0;            // of the model trained (from the start lines)
   double longest_stall_s = 0;              // the longest time between consecutive global steps
   // The peers whose last incarnation exited (survivors) all hold the same parameters.
   bool survivors_identical = true;

@@ -83,6 +83,7 @@ class TrainingPeerProcess {
     start["event"] = "start";
     start["step"] = 0;
     start["time_s"] = host_.now();
+    start["parameters"] = peer_->learner().parameter_count();
     out_ << start.dump() << std::endl;
     std::signal(SIGTERM, request_leave);
     watch_for_leave_request();

@@ -6,6 +6,7 @@
 
 #include "core/wire.h"
 #include "exec/frame_reader.h"
+#include "exec/address_directory.h"
 #include "exec/handshake.h"
 
 namespace swarmlab::exec {
@@ -78,6 +79,27 @@ TEST(Handshake, RoundTrips) {
   EXPECT_EQ(d.from, 7u);
   EXPECT_EQ(d.to, 3u);
   EXPECT_LE(encode_handshake(h).size(), kMaxHandshakeBytes);
+  EXPECT_FALSE(d.listen.has_value());
+  h.listen = SocketAddress{0x0A4D0002u, 7000};
+  const Handshake with = decode_handshake(encode_handshake(h));
+  EXPECT_EQ(with.listen, h.listen);
+  EXPECT_LE(encode_handshake(h).size(), kMaxHandshakeBytes);
+}
+
+TEST(AddressDirectory, RoundTripsAndRejectsMalformed) {
+  const std::vector<DirectoryEntry> entries = {{3, {0x7F000001u, 9001}}, {70000, {0x0A4D0005u, 7000}}};
+  const std::vector<std::uint8_t> frame = encode_directory(entries);
+  EXPECT_EQ(frame[0], kDirectoryFrame);
+  EXPECT_EQ(decode_directory(frame), entries);
+  for (std::size_t n = 0; n < frame.size(); ++n)
+    EXPECT_THROW(decode_directory(std::span(frame).first(n)), core::DecodeError) << "truncated to " << n;
+  std::vector<std::uint8_t> trailing = frame;
+  trailing.push_back(0);
+  EXPECT_THROW(decode_directory(trailing), core::DecodeError);
+  std::vector<std::uint8_t> port0 = encode_directory(std::vector<DirectoryEntry>{{1, {1, 0}}});
+  EXPECT_THROW(decode_directory(port0), core::DecodeError);
+  std::vector<std::uint8_t> huge = {kDirectoryFrame, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F};  // 2^32 - 1 entries
+  EXPECT_THROW(decode_directory(huge), core::DecodeError);
 }
 
 TEST(Handshake, GarbageIsRejected) {

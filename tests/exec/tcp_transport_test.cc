@@ -33,9 +33,11 @@ struct Received {
   std::vector<std::uint8_t> bytes;
 };
 
-// n peers on one loop; `client[i]` makes peer i client-mode.
+// n peers on one loop; `client[i]` makes peer i client-mode. bootstrap > 0: each peer is given only
+// the first `bootstrap` peers' addresses and its own, and discovers the rest.
 struct Swarm {
-  explicit Swarm(std::vector<bool> client, double handshake_timeout = 5, std::uint64_t max_message = core::kMaxMessageBytes)
+  explicit Swarm(std::vector<bool> client, double handshake_timeout = 5, std::uint64_t max_message = core::kMaxMessageBytes,
+                 std::size_t bootstrap = 0)
       : received(client.size()), failures(client.size()) {
     const std::size_t n = client.size();
     std::vector<int> fds(n, -1);
@@ -50,6 +52,11 @@ struct Swarm {
       TcpTransport::Options o;
       o.self = static_cast<core::PeerId>(i);
       o.addresses = addresses;
+      if (bootstrap > 0) {
+        o.discover = true;
+        for (std::size_t j = bootstrap; j < n; ++j)
+          if (j != i) o.addresses[j].reset();
+      }
       o.listen_fd = fds[i];
       o.network = 42;
       o.handshake_timeout_s = handshake_timeout;
@@ -116,6 +123,29 @@ TEST(TcpTransport, MessagesArriveWholeAndInOrderBothWays) {
     EXPECT_EQ(s.received[0][k].bytes, message_of(sizes[k], static_cast<std::uint8_t>(k + 100)).bytes);
   for (const auto& f : s.failures) EXPECT_TRUE(f.empty());
   EXPECT_EQ(s.nodes[0]->queued_bytes(), 0u);
+}
+
+TEST(TcpTransport, PeersGivenOneAddressLearnEveryOtherAndTalk) {
+  // Peers 1-4 know only peer 0 (and themselves); peer 4 is client-mode. Every peer sends to every
+  // other: the messages wait until the address arrives (from a Hello or a directory frame).
+  Swarm s({false, false, false, false, true}, 5, core::kMaxMessageBytes, 1);
+  const std::size_t n = s.nodes.size();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (i != j && !(s.addresses[i] == std::nullopt && s.addresses[j] == std::nullopt))
+        s.nodes[i]->send(static_cast<core::PeerId>(j), message_of(100, static_cast<std::uint8_t>(i * 8 + j)));
+  ASSERT_TRUE(s.run_until([&] {
+    for (std::size_t j = 0; j < n; ++j)
+      if (s.received[j].size() < n - 1) return false;
+    return true;
+  }));
+  for (std::size_t j = 0; j < n; ++j) {
+    EXPECT_TRUE(s.failures[j].empty()) << "peer " << j;
+    for (const Received& r : s.received[j]) EXPECT_EQ(r.bytes, message_of(100, static_cast<std::uint8_t>(r.from * 8 + j)).bytes);
+    for (std::size_t k = 0; k < n; ++k)
+      if (k != j) EXPECT_EQ(s.nodes[j]->address_of(static_cast<core::PeerId>(k)), s.addresses[k]) << j << " about " << k;
+  }
+  EXPECT_GT(s.nodes[3]->stats().addresses_learned, 0u);
 }
 
 TEST(TcpTransport, ClientModePeerDialsAndIsAnsweredOnItsConnection) {

@@ -2,7 +2,7 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, scenario, trace or idx; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, live, scenario, trace or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
 # Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc: idx, the dataset files' decoder) with its seeds in tests/fuzz/corpus/<t>/.
@@ -59,13 +59,21 @@ case "$target" in
       "$root"/core/training/state_messages.cc
     )
     ;;
+  live)
+    sources=(
+      "$root"/core/wire.cc
+      "$root"/exec/handshake.cc
+      "$root"/exec/address_directory.cc
+      "$root"/exec/socket_address.cc
+    )
+    ;;
   idx)
     sources=("$root"/learn/fashion_mnist.cc)
     fuzzer="$root/tests/fuzz/idx_fuzz.cc"
     libs=(-lz)
     ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft, training, scenario, trace, idx)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, training, live, scenario, trace, idx)" >&2
     exit 2
     ;;
 esac

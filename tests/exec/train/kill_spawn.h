@@ -2,7 +2,8 @@
 // The kill/spawn stress run (issue 12), shared by the default test (60 s of churn) and the slow one
 // (10 minutes): scenarios/live/fashion-mnist-churn.json, eight training peers of which the first two
 // are backbones, while the launcher SIGKILLs a random peer or starts one again every 2-10 s
-// (exec/random_churn.h), the first peer and the backbones included, one backbone always up.
+// (exec/random_churn.h), the first peer and the backbones included, one backbone always up. Each
+// peer is given only the backbones' addresses and learns the others' (exec/address_directory.h).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -28,6 +29,7 @@ inline void run_kill_spawn_stress(double churn_s, const std::string& model, std:
   churn.calm_s = 15;
   churn.seed = seed;
   o.churn = churn;
+  o.bootstrap_peers = 2;  // every incarnation starts from the backbones' addresses only
   o.deadline_s = churn.until_s + churn.calm_s + churn.grace_s + 60;
   const LaunchResult r = launch(o);
   ASSERT_TRUE(r.training.has_value());

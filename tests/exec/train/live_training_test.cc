@@ -207,9 +207,9 @@ TEST(LiveTraining, PeersHoldIdenticalParametersWithFp16AndDpu) {
   EXPECT_GT(*s.final_test_accuracy, 0.3);  // 15 steps of 256+ samples: well above chance (0.1)
 }
 
-// A new peer joins a running collaboration: it finds the others through the DHT, downloads the
-// state from an up-to-date peer (a "sync" line), then trains and averages with them; from then on
-// its parameters are bit-identical to everyone else's.
+// A new peer joins a running collaboration: given only the backbone's address, it learns the others'
+// and finds them through the DHT, downloads the state from an up-to-date peer (a "sync" line), then
+// trains and averages with them; from then on its parameters are bit-identical to everyone else's.
 TEST(LiveTraining, ALatePeerDownloadsTheStateAndTrains) {
   testing::TempDir dir;
   LaunchOptions o = testing::test_launch(kScenario, dir.path);
@@ -220,6 +220,7 @@ TEST(LiveTraining, ALatePeerDownloadsTheStateAndTrains) {
   t.evaluate_every = 0;
   o.train = t;
   o.joins.push_back({3, 15.0});  // well after the first steps (which come some 5-10 s in)
+  o.bootstrap_peers = 1;
   const LaunchResult r = launch(o);
   ASSERT_TRUE(r.training.has_value());
   EXPECT_TRUE(r.ok) << "see " << dir.path;

