@@ -31,6 +31,7 @@ struct LaunchArgs {
   std::string strategy, codec;
   std::uint64_t parameters = 0;
   double restart = -1;
+  bool silent = false;
   double chaos_s = 0;
   exec::RandomChurnSpec churn;
   std::string chaos_gap;
@@ -133,6 +134,8 @@ const bool registered = register_command(
           ->check(Positive(1, "a fraction of the link rate"));
       sub.add_option("--kill", a->kills, "PEER@ROUND+SECONDS: that peer SIGKILLs itself that long into that averaging round; "
                                          "PEER@SECONDS: the launcher SIGKILLs it then (repeatable)");
+      sub.add_flag("--silent", a->silent, "with --kill PEER@ROUND+SECONDS: the peer stops (SIGSTOP) instead of dying; its connections stay "
+                                          "open and the others notice only by their timeouts (a silent departure)");
       sub.add_option("--join", a->joins, "PEER@SECONDS: start that peer then instead of at once; it joins the running collaboration (repeatable)");
       sub.add_flag("--train", a->training, "train a model on Fashion-MNIST (libtorch; peer 0 is the backbone) instead of averaging rounds");
       sub.add_option("--model", a->train.model, "--train: the model")->check(CLI::IsMember({"linear", "cnn", "mlp"}))->capture_default_str();
@@ -191,10 +194,13 @@ const bool registered = register_command(
           if (k.find('+') != std::string::npos) {
             if (o.kill) throw core::InputError("command line", "--kill", "expected one PEER@ROUND+SECONDS at most");
             o.kill = parse_kill(k, a->restart, sc.peers.size());
+            o.kill->silent = a->silent;
           } else {
             o.timed_kills.push_back(parse_timed(k, "--kill", sc.peers.size()));
           }
         }
+        if (a->silent && !o.kill)
+          throw core::InputError("command line", "--silent", "expected a --kill PEER@ROUND+SECONDS to make silent");
         o.timed_restart_after_s = a->restart;
         for (const std::string& j : a->joins) o.joins.push_back(parse_timed(j, "--join", sc.peers.size()));
         if (a->training) {

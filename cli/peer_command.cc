@@ -36,6 +36,7 @@ struct PeerArgs {
   bool no_pacing = false;
   double pace_all = 0;
   std::string die_at;
+  bool die_silently = false;
   std::uint64_t check_stride = 0;
   std::string trace;
   std::string congestion;
@@ -174,6 +175,7 @@ const bool registered = register_command(
       sub.add_flag("--no-pacing", a->no_pacing, "ignore the plan's pacing (links that are not the scenario's)");
       sub.add_option("--pace-all", a->pace_all, "pace every connection at this many bits/s (testing)");
       sub.add_option("--die-at", a->die_at, "ROUND+SECONDS: SIGKILL itself that long into that round (fault injection)");
+      sub.add_flag("--die-silently", a->die_silently, "--die-at stops the process (SIGSTOP) instead: its connections stay open (a silent departure)");
       sub.add_option("--check-stride", a->check_stride, "check every k-th element against the exact average (0: about 1M per round)");
       sub.add_option("--trace", a->trace, "append a JSON-lines timeline here");
       sub.add_option("--congestion", a->congestion, "TCP congestion control for every connection (default: the system's)");
@@ -226,6 +228,7 @@ const bool registered = register_command(
             if (plus == std::string::npos) throw std::invalid_argument("");
             c.die_round = std::stoull(a->die_at.substr(0, plus));
             c.die_after_s = std::stod(a->die_at.substr(plus + 1));
+            c.die_silently = a->die_silently;
           } catch (const std::exception&) {
             throw std::invalid_argument("--die-at \"" + a->die_at + "\": expected ROUND+SECONDS, e.g. 1+0.5");
           }

@@ -102,6 +102,8 @@ struct Child {
   bool running = false;
   int exit_code = -1;
   std::optional<double> restart_at;
+  std::optional<double> stopped_at;  // it stopped itself (a silent departure)
+  bool killing_stopped = false;
 };
 
 // Kills and reaps every child still running, whatever path leaves launch().
@@ -334,7 +336,10 @@ LaunchResult launch(const LaunchOptions& o) {
     if (!result.pacing) p.argv.push_back("--no-pacing");
     if (o.pace_all_bps > 0) p.argv.insert(p.argv.end(), {"--pace-all", number(o.pace_all_bps)});
     if (o.kill && o.kill->peer == i && incarnation == 0)
+    {
       p.argv.insert(p.argv.end(), {"--die-at", std::to_string(o.kill->round) + "+" + number(o.kill->after_s)});
+      if (o.kill->silent) p.argv.push_back("--die-silently");
+    }
     if (!o.congestion_control.empty()) p.argv.insert(p.argv.end(), {"--congestion", o.congestion_control});
     if (o.trace) p.argv.insert(p.argv.end(), {"--trace", result.out_dir + "/trace-" + std::to_string(i) + ".jsonl"});
     if (o.train) add_training_arguments(p.argv, *o.train, live.peers[i].compute_sps, i, result.out_dir);
@@ -378,16 +383,28 @@ LaunchResult launch(const LaunchOptions& o) {
       Child& c = children[i];
       if (c.running) {
         int status = 0;
-        const pid_t r = waitpid(c.pid, &status, WNOHANG);
-        if (r == c.pid) {
+        const pid_t r = waitpid(c.pid, &status, WNOHANG | WUNTRACED);
+        if (r == c.pid && WIFSTOPPED(status)) {
+          say("peer " + std::to_string(i) + " stopped (SIGSTOP): a silent departure");
+          c.stopped_at = now;
+        } else if (r == c.pid) {
           c.running = false;
           c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
           const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
           say("peer " + std::to_string(i) + " exited (" +
               (WIFEXITED(status) ? "code " + std::to_string(WEXITSTATUS(status)) : "signal " + std::to_string(WTERMSIG(status))) + ")");
+          // A stopped peer waited out its restart delay already.
           if (killed && o.kill && o.kill->peer == i && c.incarnation == 0 && o.kill->restart_after_s >= 0)
-            c.restart_at = now + o.kill->restart_after_s;
+            c.restart_at = c.stopped_at ? now : now + o.kill->restart_after_s;
+          c.stopped_at.reset();
+          c.killing_stopped = false;
         }
+      }
+      if (c.running && c.stopped_at && o.kill && o.kill->restart_after_s >= 0 && now >= *c.stopped_at + o.kill->restart_after_s &&
+          !c.killing_stopped) {
+        say("killing the stopped peer " + std::to_string(i) + " to restart it");
+        kill(c.pid, SIGKILL);
+        c.killing_stopped = true;
       }
       if (c.running && !kill_at[i].empty() && now >= kill_at[i].front()) {
         kill_at[i].pop_front();
@@ -403,8 +420,8 @@ LaunchResult launch(const LaunchOptions& o) {
         c.pid = spawn(plan_for(i, std::max(c.incarnation, 0)));
         c.running = true;
       }
-      running |= c.running;
-      pending |= c.restart_at.has_value();
+      running |= c.running && !c.stopped_at;  // a stopped peer that stays stopped holds nothing up
+      pending |= c.restart_at.has_value() || (c.stopped_at && o.kill && o.kill->restart_after_s >= 0);
     }
     if (churn && !leaving) {
       std::vector<bool> up(n);

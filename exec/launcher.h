@@ -30,6 +30,9 @@ struct KillSpec {
   std::uint64_t round = 0;
   double after_s = 0;           // into that round (the peer SIGKILLs itself)
   double restart_after_s = -1;  // >= 0: restart it with the same identity after this long
+  // SIGSTOP instead of SIGKILL: its connections stay open and the others notice only by timeouts
+  // (the simulator's silent departure); restarting first SIGKILLs the stopped process.
+  bool silent = false;
 };
 
 // A live training run (`launch --train`, exec/train/training_peer.h): what every peer trains.

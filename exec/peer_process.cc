@@ -54,7 +54,8 @@ class PeerProcess {
     sent_at_start_ = s.bytes_sent;
     received_at_start_ = s.bytes_received;
     const std::uint64_t round = peer_->round_step() - 1;
-    if (cfg_.die_round && *cfg_.die_round == round) host_.loop().schedule(cfg_.die_after_s, [] { raise(SIGKILL); });
+    if (cfg_.die_round && *cfg_.die_round == round)
+      host_.loop().schedule(cfg_.die_after_s, [silent = cfg_.die_silently] { raise(silent ? SIGSTOP : SIGKILL); });
   }
 
   void on_round_done(const core::averaging::RoundOutcome& o, std::uint64_t step) {

@@ -35,9 +35,12 @@ struct PeerConfig {
   std::uint64_t parameters = 0;                         // vector length
   std::uint64_t rounds = 1;
   std::uint64_t check_stride = 0;  // 0: about 2^20 positions checked per round
-  // Fault injection: SIGKILL this process `die_after_s` seconds into round `die_round`.
+  // Fault injection: SIGKILL this process `die_after_s` seconds into round `die_round` (a crash:
+  // its connections close), or SIGSTOP it (`die_silently`: they stay open, the others notice
+  // only by their timeouts - the simulator's silent departure).
   std::optional<std::uint64_t> die_round;
   double die_after_s = 0;
+  bool die_silently = false;
 };
 
 // Runs the peer until it has taken part in round rounds - 1, or gives up. Returns 0 when every
