@@ -32,6 +32,19 @@ std::size_t our_namespaces() {
   return count;
 }
 
+// The simulator's account of a launch's --kill: the same peer leaving at the same moment of the
+// same round (crash or silent), over the live view of the scenario, with the launch's timeout bound.
+sim::AveragingRunResult simulate_departure(const std::string& scenario, const LaunchOptions& o, sim::SimWorld::Departure how) {
+  scenarios::Scenario view = live_view(scenarios::load_scenario(scenario), LiveOverrides{1, o.parameters, std::nullopt, true});
+  view.averaging.sender_timeout_s = o.timeouts.max_sender;
+  sim::AveragingRunConfig cfg;
+  cfg.strategy = *o.strategy;
+  cfg.rounds = 3;
+  cfg.transport.goodput_fraction = kLiveGoodputFraction;
+  cfg.failures.push_back({o.kill->peer, static_cast<std::uint32_t>(o.kill->round), -1, o.kill->after_s, how, true});
+  return sim::run_averaging(view, cfg);
+}
+
 TEST(LiveSwarm, EveryStrategyAveragesExactlyOverLoopback) {
   TempDir dir;
   const std::string sc = dir.write("s.json", testing::small_scenario());
@@ -87,13 +100,7 @@ TEST(LiveSwarm, KilledPeerIsDroppedAndRejoinsTheNextRound) {
   EXPECT_TRUE(r.ok);
   // The simulator's Departure::Crash of the same peer at the same moment: dropped, a span lost,
   // the round not held up by a timeout (its connections close at once).
-  const scenarios::Scenario view = live_view(scenarios::load_scenario(sc), LiveOverrides{1, o.parameters, std::nullopt, true});
-  sim::AveragingRunConfig cfg;
-  cfg.strategy = core::averaging::Strategy::AllReduce;
-  cfg.rounds = 3;
-  cfg.transport.goodput_fraction = kLiveGoodputFraction;
-  cfg.failures.push_back({2, 1, -1, 0.3, sim::SimWorld::Departure::Crash, true});
-  const sim::AveragingRunResult predicted = sim::run_averaging(view, cfg);
+  const sim::AveragingRunResult predicted = simulate_departure(sc, o, sim::SimWorld::Departure::Crash);
   ASSERT_EQ(predicted.rounds.size(), 3u);
   EXPECT_EQ(predicted.rounds[1].failures, 1u);
   EXPECT_EQ(predicted.rounds[1].incomplete, 0u);
@@ -133,15 +140,7 @@ TEST(LiveSwarm, SilentlyStoppedPeerIsDroppedByTimeoutsLikeTheSimulatorsSilentDep
   EXPECT_TRUE(r.ok);
 
   // The simulator's silent departure of the same peer at the same moment.
-  const scenarios::Scenario view = live_view(scenarios::load_scenario(sc), LiveOverrides{1, o.parameters, std::nullopt, true});
-  scenarios::Scenario bounded = view;
-  bounded.averaging.sender_timeout_s = 2;
-  sim::AveragingRunConfig cfg;
-  cfg.strategy = core::averaging::Strategy::AllReduce;
-  cfg.rounds = 3;
-  cfg.transport.goodput_fraction = kLiveGoodputFraction;
-  cfg.failures.push_back({2, 1, -1, 0.3, sim::SimWorld::Departure::Silent, true});
-  const sim::AveragingRunResult predicted = sim::run_averaging(bounded, cfg);
+  const sim::AveragingRunResult predicted = simulate_departure(sc, o, sim::SimWorld::Departure::Silent);
   ASSERT_EQ(predicted.rounds.size(), 3u);
   EXPECT_EQ(predicted.rounds[1].failures, 1u);
   EXPECT_EQ(predicted.rounds[1].incomplete, 0u);
