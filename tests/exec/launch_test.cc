@@ -67,8 +67,11 @@ TEST(LiveSwarm, EveryStrategyAveragesExactlyOverLoopback) {
     }
     // AR: the four GPU peers; PS: the CPU peer (the best link) serves them; Ours: the planner's
     // choice (here the client-mode peer's upload bounds the round, so the CPU peer is optional).
-    if (strategy == core::averaging::Strategy::Planned) EXPECT_GE(r.rounds[0].participants, 4u);
-    else EXPECT_EQ(r.rounds[0].participants, strategy == core::averaging::Strategy::AllReduce ? 4u : 5u);
+    // Checked on the last round: on a loaded machine a process may start too late for the first
+    // group (it then joins the next; the roles are what this test is about).
+    const LaunchRound& last = r.rounds.back();
+    if (strategy == core::averaging::Strategy::Planned) EXPECT_GE(last.participants, 4u);
+    else EXPECT_EQ(last.participants, strategy == core::averaging::Strategy::AllReduce ? 4u : 5u);
     for (int code : r.exit_codes) EXPECT_EQ(code, 0);
   }
 }
