@@ -302,8 +302,12 @@ LaunchResult launch(const LaunchOptions& o) {
   auto peer_list_for = [&](std::size_t self) {
     std::string list;
     for (std::size_t i = 0; i < n; ++i)
-      if (addresses[i] && (o.bootstrap_peers == 0 || i < o.bootstrap_peers || i == self))
-        list += (list.empty() ? "" : ",") + std::to_string(i) + "=" + addresses[i]->to_string();
+      if (addresses[i] && (o.bootstrap_peers == 0 || i < o.bootstrap_peers || i == self)) {
+        if (!list.empty()) list += ',';
+        list += std::to_string(i);
+        list += '=';
+        list += addresses[i]->to_string();
+      }
     return list;
   };
   const std::uint64_t run_id = static_cast<std::uint64_t>(getpid()) << 32 ^
