@@ -352,6 +352,9 @@ void ButterflyRound::finish(bool completed) {
   for (std::size_t i = 0; i < plan_.size(); ++i) {
     if (!senders_.empty() && senders_[i].dropped) out.dropped_senders.push_back(plan_.members[i]);
     if (!reducers_.empty() && reducers_[i].dropped) out.dropped_reducers.push_back(plan_.members[i]);
+    if (!plan_.sends(me_) || plan_.span_length(i) == 0) continue;
+    const bool whole = i == me_ ? reducer_role_done() : !reducers_.empty() && reducers_[i].received == plan_.parts_in_span(i);
+    if (!whole) out.unaveraged_spans.push_back(plan_.members[i]);
   }
   env_.trace("averaging", "round " + std::to_string(plan_.round_id) + (completed ? "" : " (failed)"), started_at_,
              env_.now());

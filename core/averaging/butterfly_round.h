@@ -38,6 +38,9 @@ struct RoundOutcome {
   double fraction_averaged = 0;
   std::vector<PeerId> dropped_senders;   // as a reducer
   std::vector<PeerId> dropped_reducers;  // as a sender
+  // As a sender: the members (in plan order, itself included) whose span did not come back whole,
+  // dropped or too slow. Those spans hold this peer's own values, wholly or in part.
+  std::vector<PeerId> unaveraged_spans;
 };
 
 class ButterflyRound {

@@ -99,6 +99,7 @@ void CollaborativePeer::set_capacity(const planner::PeerCapacity& capacity) {
 void CollaborativePeer::on_samples(std::uint64_t n) {
   if (events_.computed) events_.computed(n);
   report();
+  if (waiting_group_ && trainer_->quota_reached()) wait_for_step();
 }
 
 void CollaborativePeer::report() {
@@ -150,6 +151,8 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
       set_step(g.global_step, lineage_);  // nothing to load: adopt the collaboration's step
     }
     start_training();
+  } else if (phase_ == Phase::Syncing && !downloading_) {
+    return start_sync(g);  // nobody could serve the state last time: look again
   } else if (phase_ == Phase::Training && !in_round_ && (behind || diverged())) {
     if (trainer_) {
       const std::uint64_t stale = trainer_->take();
@@ -190,24 +193,48 @@ bool CollaborativePeer::diverged() const {
   return consensus_lineage(holders) != lineage_;
 }
 
+std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step) {
+  const auto others = [this](std::vector<StateHolder> holders) {
+    std::erase_if(holders, [&](const StateHolder& h) { return h.peer == env_.self(); });
+    return holders;
+  };
+  std::vector<StateHolder> candidates = others(coordinator_->peers_at(step));
+  if (std::vector<StateHolder> settled = with_state(candidates); !settled.empty()) {
+    const std::uint64_t lineage = *consensus_lineage(settled);
+    std::erase_if(settled, [&](const StateHolder& h) { return h.lineage != lineage; });
+    candidates = std::move(settled);
+  } else if (step > 0 && !with_state(others(coordinator_->peers_at(step - 1))).empty()) {
+    // Only reducers hold the step yet: they finish a round before its senders do. The senders'
+    // state comes in a moment; a reducer's leftovers are no step's parameters.
+    return std::nullopt;
+  }
+  if (candidates.empty()) return std::nullopt;
+  return candidates[env_.rng().below(candidates.size())].peer;
+}
+
 void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
   phase_ = Phase::Syncing;
   if (trainer_) trainer_->pause();
   report();
-  std::vector<StateHolder> up_to_date = coordinator_->peers_at(std::max(g.global_step, step_));
-  std::erase_if(up_to_date, [&](const StateHolder& h) { return h.peer == env_.self(); });
-  // Ask a peer holding the state the collaboration settled on; a reducer's leftovers only when
-  // nobody else is there (better an old state than none).
-  if (std::vector<StateHolder> settled = with_state(up_to_date); !settled.empty()) {
-    const std::uint64_t lineage = *consensus_lineage(settled);
-    std::erase_if(settled, [&](const StateHolder& h) { return h.lineage != lineage; });
-    up_to_date = std::move(settled);
+  // The last download came back a step late: the collaboration steps faster than the state
+  // travels at a random moment of the step. Start the next one as soon as a step lands, with the
+  // whole step period ahead of it; never wait longer than a group would (a collaboration that
+  // cannot step without this peer must not wait for it forever).
+  if (std::exchange(just_synced_, false)) {
+    sync_after_step_ = g.global_step + 1;
+    sync_wait_until_ = env_.now() + config_.group_timeout;
   }
-  if (up_to_date.empty()) return schedule_fetch(1.0);  // nobody to ask yet: read the records again
-  const PeerId provider = up_to_date[env_.rng().below(up_to_date.size())].peer;
-  if (events_.sync_started) events_.sync_started(provider);
-  state_->download(provider, [this, alive = alive_](bool ok, StateSnapshot got) {
+  if (g.global_step < sync_after_step_ && env_.now() < sync_wait_until_)
+    return schedule_fetch(std::clamp(g.eta_s, config_.min_fetch_period, config_.max_fetch_period));
+  // Ask a peer holding the state the collaboration settled on; a reducer's leftovers only when no
+  // peer that trains has it (better an old state than none).
+  const std::optional<PeerId> provider = state_provider(std::max(g.global_step, step_));
+  if (!provider) return schedule_fetch(config_.min_fetch_period);  // read the records again (on_progress)
+  downloading_ = true;
+  if (events_.sync_started) events_.sync_started(*provider);
+  state_->download(*provider, [this, alive = alive_](bool ok, StateSnapshot got) {
     if (!*alive) return;
+    downloading_ = false;
     if (ok && learner_->has_values()) {
       try {
         learner_->import_state(got.bytes);
@@ -218,6 +245,7 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
     }
     if (events_.sync_finished) events_.sync_finished(ok, got.step);
     if (ok) set_step(std::max(step_, got.step), got.lineage);
+    just_synced_ = ok;
     // Check again: the collaboration may have moved on during the download.
     phase_ = Phase::Joining;
     report();
@@ -226,6 +254,7 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
 }
 
 void CollaborativePeer::start_training() {
+  just_synced_ = false;
   phase_ = Phase::Training;
   report();
   if (trainer_ && !left_ && !(in_round_ && sequential())) trainer_->resume();
@@ -261,18 +290,31 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   round_step_ = std::max(step_, known_global_step_) + 1;
   group_formed_ = env_.now();
   if (events_.grouped) events_.grouped(*group, round_step_);
-  wait_for_step(*group, env_.now() + config_.group_timeout);
+  waiting_group_ = std::move(*group);
+  waiting_deadline_ = env_.now() + config_.group_timeout;
+  wait_for_step();
 }
 
-void CollaborativePeer::wait_for_step(const matchmaking::Group& group, Seconds deadline) {
+void CollaborativePeer::wait_for_step() {
+  env_.cancel(ready_timer_);
+  ready_timer_ = 0;
   const progress::GlobalProgress g = coordinator_->estimate(env_.now());
-  // Due: the target is reached, or others already took this step (we are late), or nobody trains
-  // (nothing will change), or the group has waited long enough.
-  if (g.ready || g.global_step >= round_step_ || !std::isfinite(g.eta_s) || env_.now() >= deadline)
+  // Late: others already took this step, or the group has waited long enough.
+  const bool late = g.global_step >= round_step_ || env_.now() >= waiting_deadline_;
+  // Under a quota a worker counts its own samples exactly. Its estimate extrapolates the declared
+  // speed, and on a machine running slower it would start the round before the last inner step.
+  const bool own_in = config_.quota == 0 || !trainer_ || trainer_->quota_reached();
+  // Due: the target is reached, or nobody trains (nothing will change).
+  if (late || (own_in && (g.ready || !std::isfinite(g.eta_s)))) {
+    const matchmaking::Group group = std::move(*waiting_group_);
+    waiting_group_.reset();
     return begin_round(group);
-  ready_timer_ = env_.schedule(std::max(g.eta_s, 1e-3), [this, group, deadline] {
+  }
+  // Until its own quota is in, on_samples wakes it; the timer is for the others and the deadline.
+  const Seconds wait = own_in ? std::max(g.eta_s, 1e-3) : std::max(waiting_deadline_ - env_.now(), 1e-3);
+  ready_timer_ = env_.schedule(wait, [this] {
     ready_timer_ = 0;
-    wait_for_step(group, deadline);
+    wait_for_step();
   });
 }
 
@@ -315,6 +357,10 @@ void CollaborativePeer::begin_round(const matchmaking::Group& group) {
   std::span<float> values;
   if (sent_) {
     values = learner_->begin_averaging(contributed_);
+    // Kept for the end of the round: spans that do not come back whole are zeroed there.
+    round_values_ = values;
+    round_members_ = plan.members;
+    round_span_begin_ = plan.span_begin;
   } else if (learner_->has_values()) {
     // A pure reducer sends no vector of its own, but the parts it reduces carry real values.
     reducer_scratch_.assign(learner_->parameter_count(), 0.0f);
@@ -338,10 +384,21 @@ void CollaborativePeer::set_step(std::uint64_t step, std::uint64_t lineage) {
 
 void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
   in_round_ = false;
-  if (sent_) learner_->apply_averaged();
-  // Only a sender whose whole vector was averaged holds what the others with its lineage hold.
-  const bool whole = sent_ && outcome.completed && outcome.fraction_averaged >= 1.0;
-  const std::uint64_t lineage = whole      ? lineage_after_round(lineage_, round_id_)
+  if (sent_) {
+    // A span whose average did not come back whole takes no update: every sender that missed it
+    // holds the same values there, where its own gradient would set it apart (state_lineage.h).
+    if (!round_values_.empty())
+      for (const PeerId reducer : outcome.unaveraged_spans)
+        for (std::size_t k = 0; k < round_members_.size(); ++k)
+          if (round_members_[k] == reducer)
+            std::fill(round_values_.begin() + static_cast<std::ptrdiff_t>(round_span_begin_[k]),
+                      round_values_.begin() + static_cast<std::ptrdiff_t>(round_span_begin_[k + 1]), 0.0f);
+    round_values_ = {};
+    learner_->apply_averaged();
+  }
+  // A sender holds what every sender that missed the same spans holds; a training peer that only
+  // reduced, or sat the round out, holds a state of its own.
+  const std::uint64_t lineage = sent_      ? lineage_after_round(lineage_, round_id_, outcome.unaveraged_spans)
                                 : trainer_ ? lineage_diverged(lineage_, round_id_, env_.self())
                                            : kNoState;
   sent_ = false;

@@ -9,7 +9,7 @@
 // members' announced capacities), weighted by samples, and applies the step. A peer more than one
 // step behind downloads the state from an up-to-date peer and throws away what it had accumulated.
 // So does one whose state, at the collaboration's step, is not the one most peers there hold (a
-// round that failed for it, a step it sat out: core/training/state_lineage.h).
+// round that failed for it alone, a step it sat out: core/training/state_lineage.h).
 //
 // When a step is due:
 // - DeDLOC (quota = 0): the collaboration's samples reach the target batch. With delayed parameter
@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/averaging/averager.h"
@@ -147,12 +148,15 @@ class CollaborativePeer {
   void on_progress(const progress::GlobalProgress& g);
   // True when this peer's state at its step is not the collaboration's.
   bool diverged() const;
-  void fall_back(const progress::GlobalProgress& g);
+  // Loads the state of the collaboration's step (or this peer's, if later) from another peer.
   void start_sync(const progress::GlobalProgress& g);
+  // Whom to ask for the state at `step`; nullopt: nobody yet.
+  std::optional<PeerId> state_provider(std::uint64_t step);
   void start_training();
   void maybe_look_for_group(const progress::GlobalProgress& g);
   void on_group(std::optional<matchmaking::Group> group);
-  void wait_for_step(const matchmaking::Group& group, Seconds deadline);
+  // Begins the round of waiting_group_ once the step is due, or schedules the next look.
+  void wait_for_step();
   void begin_round(const matchmaking::Group& group);
   void on_round_done(const averaging::RoundOutcome& outcome);
   void set_step(std::uint64_t step, std::uint64_t lineage);
@@ -179,9 +183,18 @@ class CollaborativePeer {
   std::uint64_t contributed_ = 0;
   std::uint64_t round_step_ = 0;   // the step this round produces
   Seconds group_formed_ = 0;
+  std::optional<matchmaking::Group> waiting_group_;  // formed, its step not yet due
+  Seconds waiting_deadline_ = 0;                     // it begins then, due or not
   std::vector<float> reducer_scratch_;  // the vector of a round this peer only reduces (real values)
+  std::span<float> round_values_;       // the learner's vector in the round in flight (when it sends values)
+  std::vector<PeerId> round_members_;   // that round's members and their spans, to zero the unaveraged ones
+  std::vector<std::uint64_t> round_span_begin_;
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
   bool fetch_in_flight_ = false;
+  bool downloading_ = false;  // a state download is in flight
+  bool just_synced_ = false;             // a download finished and training has not resumed since
+  std::uint64_t sync_after_step_ = 0;    // the next download waits for this global step...
+  Seconds sync_wait_until_ = 0;          // ...or this time
   bool left_ = false;
   std::uint64_t rejected_states_ = 0;
   // Callbacks from services may outlive this object; they check this flag first.

@@ -55,8 +55,8 @@ class Learner {
   // Moves what accumulated since the last hand-over into the averaging buffer and returns it. The
   // span stays valid and is written by the round until apply_averaged() or discard().
   virtual std::span<float> begin_averaging(std::uint64_t samples) = 0;
-  // The round is over: the buffer holds the average (or this peer's own values where averaging
-  // failed). Takes the optimizer (DeDLOC) or outer (DiLoCo) step.
+  // The round is over: the buffer holds the average, and zeros in spans whose average did not come
+  // back (core/training/state_lineage.h). Takes the optimizer (DeDLOC) or outer (DiLoCo) step.
   virtual void apply_averaged() = 0;
   // Throws away the accumulation and any buffer handed over (the peer fell behind: it will load
   // newer state).

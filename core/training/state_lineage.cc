@@ -16,7 +16,11 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
 
 }  // namespace
 
-std::uint64_t lineage_after_round(std::uint64_t before, std::uint64_t round_id) { return mix(before, round_id); }
+std::uint64_t lineage_after_round(std::uint64_t before, std::uint64_t round_id, std::span<const PeerId> unaveraged) {
+  std::uint64_t lineage = mix(before, round_id);
+  for (const PeerId p : unaveraged) lineage = mix(lineage, 0x5ba2000000000000ULL | p);
+  return lineage;
+}
 
 std::uint64_t lineage_diverged(std::uint64_t before, std::uint64_t round_id, PeerId self) {
   return mix(mix(before, round_id), 0xd1ffe2e000000000ULL | self);

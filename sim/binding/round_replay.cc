@@ -207,6 +207,7 @@ void RoundReplay::replay_all(std::uint64_t id) {
       for (std::size_t k = 0; k < round.members.size(); ++k)
         if (k != member && round.span_share[k] > 0 && round.down_at[k] < o.finished) {
           o.dropped_reducers.push_back(round.members[k]);
+          o.unaveraged_spans.push_back(round.members[k]);
           o.fraction_averaged -= round.span_share[k];
         }
       world_.charge(peer, 0, received);

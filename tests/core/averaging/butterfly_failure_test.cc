@@ -111,6 +111,9 @@ TEST(ButterflyFailure, CrashAfter40PercentOfPartsFollowsTheAveragingRules) {
     const auto it = r.delivered_averages.find(s);
     const double got = it == r.delivered_averages.end() ? 0 : static_cast<double>(it->second.size());
     EXPECT_NEAR(r.swarm.outcomes[k].fraction_averaged, (15 * 4 + got) / 64.0, 1e-12);
+    // The victim's span is the one that did not come back whole (unless every part of it did).
+    const std::vector<PeerId> unaveraged = got == 4 ? std::vector<PeerId>{} : std::vector<PeerId>{kVictim};
+    EXPECT_EQ(r.swarm.outcomes[k].unaveraged_spans, unaveraged) << "survivor " << s;
   }
 }
 
@@ -140,6 +143,7 @@ TEST(ButterflyFailure, RoundTimeoutFailsTheRoundAndReportsTheAveragedShare) {
   EXPECT_FALSE(swarm.outcomes[0].completed);
   EXPECT_DOUBLE_EQ(swarm.outcomes[0].finished, 3.0);
   EXPECT_DOUBLE_EQ(swarm.outcomes[0].fraction_averaged, 0.0);  // its own half never completed either
+  EXPECT_EQ(swarm.outcomes[0].unaveraged_spans, (std::vector<PeerId>{0, 1}));
   for (float v : values[0]) EXPECT_EQ(v, 1.0f);                // it proceeds with its local vector
 }
 

@@ -20,6 +20,18 @@ TEST(StateLineage, PeersThatAveragedTheSameRoundAgreeAndAFailedPeerStandsAlone) 
   EXPECT_NE(a, kNoState);
 }
 
+TEST(StateLineage, SendersThatMissedTheSameSpansAgree) {
+  const std::uint64_t before = lineage_after_round(0, 11);
+  const std::vector<PeerId> none, lost_3 = {3}, lost_3_and_5 = {3, 5};
+  EXPECT_EQ(lineage_after_round(before, 12, none), lineage_after_round(before, 12));
+  // Each zeroed the spans it missed, so equal misses mean equal states.
+  EXPECT_EQ(lineage_after_round(before, 12, lost_3), lineage_after_round(before, 12, lost_3));
+  EXPECT_NE(lineage_after_round(before, 12, lost_3), lineage_after_round(before, 12));
+  EXPECT_NE(lineage_after_round(before, 12, lost_3), lineage_after_round(before, 12, lost_3_and_5));
+  const std::vector<PeerId> lost_4 = {4};
+  EXPECT_NE(lineage_after_round(before, 12, lost_3), lineage_after_round(before, 12, lost_4));
+}
+
 TEST(StateLineage, TheCollaborationSettlesOnTheMostHeldLineageTiesToTheSmallest) {
   EXPECT_FALSE(consensus_lineage({}).has_value());
   const std::vector<StateHolder> majority = {{1, 50}, {2, 7}, {3, 50}, {4, 9}};

@@ -6,6 +6,7 @@
 #include "core/training/state_messages.h"
 #include "core/wire.h"
 #include "support/memory_world.h"
+#include "support/timed_learner.h"
 
 namespace swarmlab::core::training {
 namespace {
@@ -14,32 +15,7 @@ struct OnePeer {
   core::testing::MemoryWorld world{1, core::testing::PeerSpec{0, 1e9, /*compute_sps=*/10}};
 };
 
-// A learner that only takes time: Environment::compute at the peer's speed.
-class TimedLearner final : public Learner {
- public:
-  explicit TimedLearner(Environment& env) : env_(env) {}
-  std::uint64_t parameter_count() const override { return 1; }
-  std::uint64_t state_bytes() const override { return 0; }
-  bool has_values() const override { return false; }
-  void compute(std::uint64_t samples, std::function<void()> done) override {
-    const Seconds start = env_.now();
-    env_.compute(samples, [this, start, done = std::move(done)] {
-      busy_ += env_.now() - start;
-      done();
-    });
-  }
-  double compute_seconds() const override { return busy_; }
-  std::span<float> begin_averaging(std::uint64_t) override { return {}; }
-  void apply_averaged() override {}
-  void discard() override {}
-  std::vector<std::uint8_t> export_state() const override { return {}; }
-  void import_state(std::span<const std::uint8_t>) override {}
-  std::optional<double> take_loss() override { return std::nullopt; }
-
- private:
-  Environment& env_;
-  double busy_ = 0;
-};
+using core::testing::TimedLearner;
 
 TEST(Trainer, ComputesMicroBatchesAtItsSpeedAndPausesAfterTheOneInFlight) {
   OnePeer w;

@@ -1,0 +1,57 @@
+// The training schedule itself (core/training/collaborative_peer.h) on the memory world: the core
+// and its test double, with the DHT coordinator, no simulator.
+#include "core/training/collaborative_peer.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/training/dht_coordinator.h"
+#include "support/memory_world.h"
+#include "support/timed_learner.h"
+
+namespace swarmlab::core::training {
+namespace {
+
+// Under a quota (DiLoCo's H inner steps) a worker starts its part of the round only once its own
+// quota is in. Here every worker computes at half the speed it announces, so the collaboration's
+// estimate, which extrapolates announced speeds, says each quota is in long before it is (what a
+// loaded CPU does to a live peer).
+TEST(CollaborativePeer, AWorkerSlowerThanItAnnouncesStillContributesItsWholeQuota) {
+  constexpr std::size_t kPeers = 3;
+  constexpr std::uint64_t kQuota = 40;
+  core::testing::MemoryWorld world(kPeers, core::testing::PeerSpec{0.01, 1e8, /*compute_sps=*/5});
+  std::vector<std::uint64_t> contributions;
+  std::vector<std::unique_ptr<CollaborativePeer>> peers;
+  for (PeerId i = 0; i < kPeers; ++i) {
+    CollaborativePeerConfig c;
+    c.mode = Mode::Diloco;
+    c.quota = kQuota;
+    c.trainer.micro_batch = 10;
+    c.strategy = averaging::Strategy::AllReduce;
+    c.capacity.compute_sps = 10;  // announced: twice what the machine does
+    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
+    c.matchmaking_lead = 2;
+    DhtCoordinatorConfig dc;
+    dc.progress.run = "slow-workers";
+    dc.progress.target = c.step_target();
+    dc.matchmaking.prefix = "slow-workers_averaging";
+    dc.matchmaking.min_group_size = dc.matchmaking.target_group_size = kPeers;
+    PeerParts parts;
+    parts.coordinator = std::make_unique<DhtCoordinator>(world.env(i), dc);
+    parts.learner = std::make_unique<core::testing::TimedLearner>(world.env(i), 1000);
+    CollaborativePeerEvents events;
+    events.round_started = [&](const averaging::RoundPlan&, std::uint64_t contributed) { contributions.push_back(contributed); };
+    peers.push_back(std::make_unique<CollaborativePeer>(world.env(i), c, std::move(parts), std::move(events)));
+  }
+  for (PeerId i = 0; i < kPeers; ++i) peers[i]->start(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0});
+  world.run_until(200);
+  // 40 samples at 5 samples/s: 8 s of computing per outer step, plus matchmaking and the round.
+  ASSERT_GE(contributions.size(), 5 * kPeers);
+  for (std::size_t k = 0; k < contributions.size(); ++k) EXPECT_EQ(contributions[k], kQuota) << "round start " << k;
+  for (const auto& p : peers) EXPECT_GE(p->step(), 5u);
+}
+
+}  // namespace
+}  // namespace swarmlab::core::training
