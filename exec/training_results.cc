@@ -171,7 +171,6 @@ TrainingSummary collect_training(const std::vector<std::string>& paths) {
       }
     }
     close();
-    peer.ledger_balanced = peer.samples.balanced;
     out.samples.add(peer.samples);
     if (peer.final_hash) survivor_states.insert(std::to_string(peer.step) + "/" + *peer.final_hash);
     out.peers.push_back(peer);
@@ -227,7 +226,7 @@ nlohmann::ordered_json training_json(const TrainingSummary& s) {
                           {"samples_discarded", p.samples.discarded},
                           {"samples_accumulated", p.samples.accumulated},
                           {"samples_lost", p.samples.lost},
-                          {"ledger_balanced", p.ledger_balanced},
+                          {"ledger_balanced", p.samples.balanced},
                           {"syncs", p.syncs},
                           {"test_accuracy", p.test_accuracy ? nlohmann::ordered_json(*p.test_accuracy) : nlohmann::ordered_json(nullptr)},
                           {"bytes_sent", p.bytes_sent},

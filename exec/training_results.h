@@ -42,7 +42,6 @@ struct TrainingPeerSummary {
   std::uint64_t step = 0;        // of the last exit line
   std::optional<std::string> final_hash, final_lineage;  // the last incarnation's, when it exited
   SampleBooks samples;
-  bool ledger_balanced = true;   // samples.balanced
   std::uint64_t syncs = 0;       // state downloads
   std::optional<double> test_accuracy;  // the last exit line's whole-test-set accuracy
   std::uint64_t bytes_sent = 0, bytes_received = 0;

@@ -43,7 +43,8 @@ CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig c
   if (learner_->parameter_count() == 0) throw std::invalid_argument("collaborative peer: the learner has no parameters");
   if (!averager_) averager_ = std::make_unique<averaging::AveragingService>(env_);
   if (!config_.roles_cache) config_.roles_cache = std::make_shared<averaging::RolesCache>();
-  state_ = std::make_unique<StateService>(env_, config_.state, [this] {
+  state_ = std::make_unique<StateService>(env_, config_.state, [this](const StateWanted& wanted) -> std::optional<StateSnapshot> {
+    if (wanted.updates) return kept_updates(wanted.since_step, wanted.since_lineage);
     StateSnapshot snap;
     snap.step = step_;
     snap.lineage = lineage_;
@@ -216,26 +217,22 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
   phase_ = Phase::Syncing;
   if (trainer_) trainer_->pause();
   report();
-  // The last download came back a step late: the collaboration steps faster than the state
-  // travels at a random moment of the step. Start the next one as soon as a step lands, with the
-  // whole step period ahead of it; never wait longer than a group would (a collaboration that
-  // cannot step without this peer must not wait for it forever).
-  if (std::exchange(just_synced_, false)) {
-    sync_after_step_ = g.global_step + 1;
-    sync_wait_until_ = env_.now() + config_.group_timeout;
-  }
-  if (g.global_step < sync_after_step_ && env_.now() < sync_wait_until_)
-    return schedule_fetch(std::clamp(g.eta_s, config_.min_fetch_period, config_.max_fetch_period));
   // Ask a peer holding the state the collaboration settled on; a reducer's leftovers only when no
   // peer that trains has it (better an old state than none).
-  const std::optional<PeerId> provider = state_provider(std::max(g.global_step, step_));
+  const std::uint64_t target = std::max(g.global_step, step_);
+  const std::optional<PeerId> provider = state_provider(target);
   if (!provider) return schedule_fetch(config_.min_fetch_period);  // read the records again (on_progress)
   downloading_ = true;
   if (events_.sync_started) events_.sync_started(*provider);
-  state_->download(*provider, [this, alive = alive_](bool ok, StateSnapshot got) {
+  // A peer holding an older step's state needs only the steps it missed, if the provider still
+  // keeps them: a download that ends after the collaboration stepped again catches up this way
+  // instead of starting over (docs/interpretations.md §26).
+  const bool updates = step_ < target && !whole_state_next_;
+  auto done = [this, updates, alive = alive_](bool ok, StateSnapshot got) {
     if (!*alive) return;
     downloading_ = false;
-    if (ok && learner_->has_values()) {
+    if (ok && updates) ok = apply_updates(got);
+    else if (ok && learner_->has_values()) {
       try {
         learner_->import_state(got.bytes);
       } catch (const StateError&) {
@@ -243,18 +240,72 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
         ok = false;
       }
     }
+    if (ok && !updates) kept_.clear();  // what this peer kept led to a state it no longer holds
+    whole_state_next_ = updates && !ok;
     if (events_.sync_finished) events_.sync_finished(ok, got.step);
     if (ok) set_step(std::max(step_, got.step), got.lineage);
-    just_synced_ = ok;
     // Check again: the collaboration may have moved on during the download.
     phase_ = Phase::Joining;
     report();
-    schedule_fetch(ok ? 0 : 1.0);
+    schedule_fetch(ok || updates ? 0 : 1.0);
+  };
+  if (updates) state_->download_updates(*provider, step_, lineage_, std::move(done));
+  else state_->download(*provider, std::move(done));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Updates: the averaged vectors of recent steps, for peers that hold an older state
+
+codec::Codec CollaborativePeer::update_codec() const {
+  // The averaged values came off the wire (or are zeros), so the wire's fp16 holds them exactly;
+  // other codecs do not re-encode their own output bit for bit.
+  return config_.codec == codec::Codec::Fp16 ? codec::Codec::Fp16 : codec::Codec::Fp32;
+}
+
+void CollaborativePeer::keep_update(std::uint64_t step_after, std::uint64_t lineage_after) {
+  if (config_.kept_updates == 0 || !config_.sync_state || !trainer_) return;
+  // Only a chain of updates can be replayed: a step this peer did not take from the last kept one
+  // (it loaded a state meanwhile) starts a new one.
+  if (!kept_.empty() && (kept_.back().step_after != step_ || kept_.back().lineage_after != lineage_)) kept_.clear();
+  KeptUpdate u{step_, lineage_, step_after, lineage_after, {}, 0};
+  if (round_values_.empty()) u.virtual_bytes = codec::encoded_size(update_codec(), learner_->parameter_count());
+  else codec::encode(update_codec(), round_values_, u.bytes);
+  kept_.push_back(std::move(u));
+  while (kept_.size() > config_.kept_updates) kept_.pop_front();
+}
+
+std::optional<StateSnapshot> CollaborativePeer::kept_updates(std::uint64_t since_step, std::uint64_t since_lineage) const {
+  // Only updates that lead to the state this peer holds now.
+  if (kept_.empty() || kept_.back().step_after != step_ || kept_.back().lineage_after != lineage_) return std::nullopt;
+  auto first = std::find_if(kept_.begin(), kept_.end(), [&](const KeptUpdate& u) {
+    return u.step_before == since_step && u.lineage_before == since_lineage;
   });
+  if (first == kept_.end()) return std::nullopt;
+  StateSnapshot snap;
+  snap.step = step_;
+  snap.lineage = lineage_;
+  for (auto it = first; it != kept_.end(); ++it) {
+    snap.bytes.insert(snap.bytes.end(), it->bytes.begin(), it->bytes.end());
+    snap.virtual_bytes += it->virtual_bytes;
+  }
+  return snap;
+}
+
+bool CollaborativePeer::apply_updates(const StateSnapshot& got) {
+  if (!learner_->has_values()) return true;  // sizes only: the step and lineage are what changes
+  const std::size_t each = codec::encoded_size(update_codec(), learner_->parameter_count());
+  if (got.bytes.empty() || got.bytes.size() % each != 0) return false;
+  // Each update is applied as the peers that averaged it applied it: the averaged vector in the
+  // learner's buffer, then the step.
+  for (std::size_t at = 0; at < got.bytes.size(); at += each) {
+    const std::span<float> buffer = learner_->begin_averaging(0);
+    codec::decode(update_codec(), std::span<const std::uint8_t>(got.bytes).subspan(at, each), buffer);
+    learner_->apply_averaged();
+  }
+  return true;
 }
 
 void CollaborativePeer::start_training() {
-  just_synced_ = false;
   phase_ = Phase::Training;
   report();
   if (trainer_ && !left_ && !(in_round_ && sequential())) trainer_->resume();
@@ -384,6 +435,12 @@ void CollaborativePeer::set_step(std::uint64_t step, std::uint64_t lineage) {
 
 void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
   in_round_ = false;
+  // A sender holds what every sender that missed the same spans holds; a training peer that only
+  // reduced, or sat the round out, holds a state of its own.
+  const std::uint64_t lineage = sent_      ? lineage_after_round(lineage_, round_id_, outcome.unaveraged_spans)
+                                : trainer_ ? lineage_diverged(lineage_, round_id_, env_.self())
+                                           : kNoState;
+  const std::uint64_t step_after = std::max(step_, round_step_);
   if (sent_) {
     // A span whose average did not come back whole takes no update: every sender that missed it
     // holds the same values there, where its own gradient would set it apart (state_lineage.h).
@@ -393,16 +450,12 @@ void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
           if (round_members_[k] == reducer)
             std::fill(round_values_.begin() + static_cast<std::ptrdiff_t>(round_span_begin_[k]),
                       round_values_.begin() + static_cast<std::ptrdiff_t>(round_span_begin_[k + 1]), 0.0f);
-    round_values_ = {};
+    keep_update(step_after, lineage);  // before the learner takes the buffer
     learner_->apply_averaged();
   }
-  // A sender holds what every sender that missed the same spans holds; a training peer that only
-  // reduced, or sat the round out, holds a state of its own.
-  const std::uint64_t lineage = sent_      ? lineage_after_round(lineage_, round_id_, outcome.unaveraged_spans)
-                                : trainer_ ? lineage_diverged(lineage_, round_id_, env_.self())
-                                           : kNoState;
   sent_ = false;
-  set_step(std::max(step_, round_step_), lineage);
+  round_values_ = {};
+  set_step(step_after, lineage);
   const std::uint64_t contributed = std::exchange(contributed_, 0);
   // Before computing resumes: a host that reads the parameters behind the learner's queued work
   // then reads them as the step left them (a DiLoCo inner step changes them).

@@ -24,6 +24,7 @@
 // simulations), the learner (libtorch live, a virtual one in the simulator) and optionally the
 // averager (AveragingService by default). The peer owns them; destroying it is its process dying.
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -65,6 +66,9 @@ struct CollaborativePeerConfig {
   Seconds min_fetch_period = 0.5;          // progress reads: ever more often as the step nears,
   Seconds max_fetch_period = 10;           //   within these bounds
   Seconds group_timeout = 30;              // a search, or a formed group's wait for the step, gives up after this
+  // Steps a training peer keeps the averaged vector of, to replay them to a peer holding an older
+  // state (docs/interpretations.md §26); 0 keeps none.
+  std::size_t kept_updates = 4;
   // Solved roles, shared by every peer a simulation hosts (a pure function's memo); null: the
   // peer keeps its own.
   std::shared_ptr<averaging::RolesCache> roles_cache;
@@ -152,6 +156,13 @@ class CollaborativePeer {
   void start_sync(const progress::GlobalProgress& g);
   // Whom to ask for the state at `step`; nullopt: nobody yet.
   std::optional<PeerId> state_provider(std::uint64_t step);
+  // Updates (state_service.h): the wire precision they are kept in, keeping the vector of the
+  // round in flight as the update that leads to (step_after, lineage_after), serving the kept ones
+  // from a state, and applying received ones (false: they do not fit this learner).
+  codec::Codec update_codec() const;
+  void keep_update(std::uint64_t step_after, std::uint64_t lineage_after);
+  std::optional<StateSnapshot> kept_updates(std::uint64_t since_step, std::uint64_t since_lineage) const;
+  bool apply_updates(const StateSnapshot& got);
   void start_training();
   void maybe_look_for_group(const progress::GlobalProgress& g);
   void on_group(std::optional<matchmaking::Group> group);
@@ -192,9 +203,13 @@ class CollaborativePeer {
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
   bool fetch_in_flight_ = false;
   bool downloading_ = false;  // a state download is in flight
-  bool just_synced_ = false;             // a download finished and training has not resumed since
-  std::uint64_t sync_after_step_ = 0;    // the next download waits for this global step...
-  Seconds sync_wait_until_ = 0;          // ...or this time
+  bool whole_state_next_ = false;         // the last updates download failed: load the whole state
+  struct KeptUpdate {
+    std::uint64_t step_before = 0, lineage_before = 0, step_after = 0, lineage_after = 0;
+    std::vector<std::uint8_t> bytes;     // the averaged vector in update_codec() (real learners)
+    std::uint64_t virtual_bytes = 0;     // its size otherwise
+  };
+  std::deque<KeptUpdate> kept_;           // the last steps, oldest first, a chain
   bool left_ = false;
   std::uint64_t rejected_states_ = 0;
   // Callbacks from services may outlive this object; they check this flag first.

@@ -24,7 +24,9 @@ void DhtCoordinator::attach(ServiceMux& mux) {
 void DhtCoordinator::join(std::vector<PeerId> bootstrap, Joined done) { dht_->bootstrap(std::move(bootstrap), std::move(done)); }
 
 void DhtCoordinator::report(const progress::LocalProgress& local) {
-  const bool changed = !published_ || published_->step != local.step || published_->activity != local.activity;
+  // What others act on goes out at once; only the sample count waits for the report period.
+  const bool changed = !published_ || published_->step != local.step || published_->activity != local.activity ||
+                       published_->lineage != local.lineage;
   if (!changed && env_.now() - last_publish_ < config_.report_period) return;
   published_ = local;
   last_publish_ = env_.now();

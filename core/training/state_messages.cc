@@ -17,6 +17,9 @@ Message encode_state(const StateMessage& m) {
     w.u64(m.lineage);
     w.u64(m.total_bytes);
     w.u32(m.chunks);
+  } else if (m.kind == StateKind::UpdatesRequest) {
+    w.u64(m.step);
+    w.u64(m.lineage);
   } else if (m.kind == StateKind::Chunk) {
     w.u32(m.index);
     w.u32(m.bytes);
@@ -31,7 +34,7 @@ StateMessage decode_state(const Message& message) {
   if (r.u8() != static_cast<std::uint8_t>(ServiceId::State)) throw DecodeError("not a state message");
   StateMessage m;
   const std::uint8_t kind = r.u8();
-  if (kind < 1 || kind > 3) throw DecodeError("unknown state message kind");
+  if (kind < 1 || kind > 5) throw DecodeError("unknown state message kind");
   m.kind = static_cast<StateKind>(kind);
   m.request_id = r.u64();
   if (m.kind == StateKind::Header) {
@@ -39,6 +42,9 @@ StateMessage decode_state(const Message& message) {
     m.lineage = r.u64();
     m.total_bytes = r.u64();
     m.chunks = r.u32();
+  } else if (m.kind == StateKind::UpdatesRequest) {
+    m.step = r.u64();
+    m.lineage = r.u64();
   } else if (m.kind == StateKind::Chunk) {
     m.index = r.u32();
     m.bytes = r.u32();

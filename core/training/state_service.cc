@@ -17,7 +17,7 @@ StateService::~StateService() {
   if (watchdog_) env_.cancel(watchdog_);
 }
 
-void StateService::download(PeerId provider, Done done) {
+void StateService::request(PeerId provider, const StateWanted& wanted, Done done) {
   if (watchdog_) env_.cancel(watchdog_);
   watchdog_ = 0;
   done_ = std::move(done);
@@ -29,8 +29,10 @@ void StateService::download(PeerId provider, Done done) {
   received_.clear();
   last_heard_ = env_.now();
   StateMessage request;
-  request.kind = StateKind::Request;
+  request.kind = wanted.updates ? StateKind::UpdatesRequest : StateKind::Request;
   request.request_id = request_id_;
+  request.step = wanted.since_step;
+  request.lineage = wanted.since_lineage;
   env_.send(provider, encode_state(request));
   arm_watchdog();
 }
@@ -43,16 +45,26 @@ void StateService::handle(PeerId from, const Message& message) {
     ++malformed_;
     return;
   }
-  if (m.kind == StateKind::Request) return serve(from, m.request_id);
+  if (m.kind == StateKind::Request) return serve(from, m.request_id, StateWanted{});
+  if (m.kind == StateKind::UpdatesRequest) return serve(from, m.request_id, StateWanted{true, m.step, m.lineage});
   if (!done_ || from != provider_ || m.request_id != request_id_) return;  // stale or stray
   last_heard_ = env_.now();
-  if (m.kind == StateKind::Header) on_header(m);
+  if (m.kind == StateKind::Refused) finish(false);
+  else if (m.kind == StateKind::Header) on_header(m);
   else on_chunk(m);
 }
 
-void StateService::serve(PeerId to, std::uint64_t request_id) {
+void StateService::serve(PeerId to, std::uint64_t request_id, const StateWanted& wanted) {
+  std::optional<StateSnapshot> served = source_(wanted);
+  if (!served) {
+    StateMessage refused;
+    refused.kind = StateKind::Refused;
+    refused.request_id = request_id;
+    env_.send(to, encode_state(refused));
+    return;
+  }
   ++served_;
-  StateSnapshot snap = source_();
+  StateSnapshot& snap = *served;
   const bool carried = !snap.bytes.empty();
   const std::uint64_t total = carried ? snap.bytes.size() : snap.virtual_bytes;
   const auto chunks = static_cast<std::uint32_t>((total + config_.chunk_bytes - 1) / config_.chunk_bytes);

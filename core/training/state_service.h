@@ -1,6 +1,9 @@
 #pragma once
 // Serves this peer's parameters + optimizer state to peers that fell behind, and downloads them
 // from an up-to-date peer (docs/dedloc.md §1; hivemind's load_state_from_peers, 64 KiB chunks).
+// A peer that holds an older step's state may ask for the updates since instead (the averaged
+// vectors of the steps it missed, docs/interpretations.md §26); the provider refuses when it does
+// not keep them.
 // What is served comes from the learner (core/training/learner.h): real bytes, or, for a
 // sizes-only learner, a size the simulator charges as virtual payload.
 //
@@ -9,6 +12,7 @@
 // then asks someone else.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/env.h"
@@ -22,6 +26,12 @@ struct StateConfig {
   std::uint64_t max_state_bytes = std::uint64_t{1} << 36;  // 64 GiB: larger announcements are refused
 };
 
+// What a peer asks for: the whole state, or the steps taken since a state it holds.
+struct StateWanted {
+  bool updates = false;
+  std::uint64_t since_step = 0, since_lineage = 0;  // updates: the state the asker holds
+};
+
 // What this peer serves when asked.
 struct StateSnapshot {
   std::uint64_t step = 0;
@@ -32,9 +42,11 @@ struct StateSnapshot {
 
 class StateService final : public Service {
  public:
-  using Source = std::function<StateSnapshot()>;
-  // ok = the whole state arrived; `state` is what the provider announced (step, lineage) with the
-  // bytes received (empty when it travelled as virtual bytes, and when !ok).
+  // nullopt: this peer cannot serve what is wanted (it keeps no such steps); the asker is told.
+  using Source = std::function<std::optional<StateSnapshot>(const StateWanted&)>;
+  // ok = all of it arrived; `state` is what the provider announced (step, lineage: where the
+  // state or the updates lead) with the bytes received (empty when they travelled as virtual
+  // bytes, and when !ok).
   using Done = std::function<void(bool ok, StateSnapshot state)>;
 
   StateService(Environment& env, StateConfig config, Source source);
@@ -44,7 +56,12 @@ class StateService final : public Service {
 
   // Downloads the state from `provider`; one download at a time (a second call replaces the first,
   // whose callback never runs). `done` runs once, never inside this call.
-  void download(PeerId provider, Done done);
+  void download(PeerId provider, Done done) { request(provider, StateWanted{}, std::move(done)); }
+  // Downloads the updates from (since_step, since_lineage) to the provider's state instead; a
+  // provider that does not keep them refuses (ok = false).
+  void download_updates(PeerId provider, std::uint64_t since_step, std::uint64_t since_lineage, Done done) {
+    request(provider, StateWanted{true, since_step, since_lineage}, std::move(done));
+  }
   bool downloading() const { return static_cast<bool>(done_); }
 
   void handle(PeerId from, const Message& message) override;
@@ -54,7 +71,8 @@ class StateService final : public Service {
   std::uint64_t malformed() const { return malformed_; }
 
  private:
-  void serve(PeerId to, std::uint64_t request_id);
+  void request(PeerId provider, const StateWanted& wanted, Done done);
+  void serve(PeerId to, std::uint64_t request_id, const StateWanted& wanted);
   void on_header(const StateMessage& m);
   void on_chunk(StateMessage& m);
   void arm_watchdog();

@@ -25,12 +25,6 @@ constexpr double kLeaveCheckPeriod = 0.1;
 constexpr double kLeaveWithoutStepAfter = 15;  // no step comes (alone, or loading state): leave anyway
 constexpr double kBooksPeriod = 1;  // a SIGKILLed incarnation's books end at its last books line
 
-std::string lineage_hex(std::uint64_t lineage) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(lineage));
-  return text;
-}
-
 std::unique_ptr<learn::SampleStream> make_stream(const TrainingPeerConfig& c, std::uint32_t dataset_size) {
   if (c.order == SampleOrder::Fixed)
     return std::make_unique<learn::FixedOrderStream>(c.data_seed, dataset_size, c.host.id);
@@ -126,7 +120,7 @@ class TrainingPeerProcess {
       }
       host_.hold();
       torch_->parameters_async([this, j](std::vector<float> params) mutable {
-        j["lineage"] = lineage_hex(peer_->lineage());
+        j["lineage"] = hex64(peer_->lineage());
         j["params_hash"] = parameters_hash(params);
         out_ << j.dump() << std::endl;
         host_.release();
@@ -150,7 +144,7 @@ class TrainingPeerProcess {
     (*j)["participants"] = participants_;
     (*j)["contributed"] = contributed;
     (*j)["loss"] = handed_loss_ ? nlohmann::ordered_json(*handed_loss_) : nlohmann::ordered_json(nullptr);
-    (*j)["lineage"] = lineage_hex(peer_->lineage());
+    (*j)["lineage"] = hex64(peer_->lineage());
     (*j)["params_hash"] = nullptr;  // filled in below, keeping the field order
     auto& handover = (*j)["handover"] = nlohmann::ordered_json::array();
     for (const learn::MicroBatchRecord& r : torch_->handover()) handover.push_back({r.first, r.count, r.version});
@@ -257,7 +251,7 @@ class TrainingPeerProcess {
     j["event"] = "exit";
     j["ok"] = !abandoned;
     j["step"] = peer_ ? peer_->step() : 0;
-    j["lineage"] = lineage_hex(peer_ ? peer_->lineage() : 0);
+    j["lineage"] = hex64(peer_ ? peer_->lineage() : 0);
     j["rounds_incomplete"] = rounds_incomplete_;
     j["samples_computed"] = computed_;
     j["samples_contributed"] = contributed_;

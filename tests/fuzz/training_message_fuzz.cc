@@ -71,7 +71,13 @@ int main(int argc, char** argv) {
   core::training::StateMessage chunk;
   chunk.kind = core::training::StateKind::Chunk;
   chunk.request_id = 9, chunk.bytes = 5, chunk.payload = {1, 2, 3, 4, 5};
-  for (const auto* s : {&request, &header, &chunk}) {
+  core::training::StateMessage updates;
+  updates.kind = core::training::StateKind::UpdatesRequest;
+  updates.request_id = 10, updates.step = 38, updates.lineage = 75;
+  core::training::StateMessage refused;
+  refused.kind = core::training::StateKind::Refused;
+  refused.request_id = 10;
+  for (const auto* s : {&request, &header, &chunk, &updates, &refused}) {
     std::vector<std::uint8_t> bytes = {0};
     const core::Message m = core::training::encode_state(*s);
     bytes.insert(bytes.end(), m.bytes.begin(), m.bytes.end());

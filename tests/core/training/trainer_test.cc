@@ -78,6 +78,21 @@ TEST(StateMessages, RoundTripAndRejectMalformed) {
   EXPECT_EQ(decode_state(carried).payload, real.payload);
   carried.bytes.pop_back();
   EXPECT_THROW(decode_state(carried), DecodeError);
+  // Asking for the steps since a state, and the refusal.
+  StateMessage u;
+  u.kind = StateKind::UpdatesRequest;
+  u.request_id = 8, u.step = 40, u.lineage = 0x1234;
+  const StateMessage u_back = decode_state(encode_state(u));
+  EXPECT_EQ(u_back.kind, StateKind::UpdatesRequest);
+  EXPECT_EQ(u_back.step, 40u);
+  EXPECT_EQ(u_back.lineage, 0x1234u);
+  StateMessage no;
+  no.kind = StateKind::Refused;
+  no.request_id = 8;
+  Message refused = encode_state(no);
+  EXPECT_EQ(decode_state(refused).kind, StateKind::Refused);
+  refused.bytes[1] = 6;  // no such kind
+  EXPECT_THROW(decode_state(refused), DecodeError);
 }
 
 }  // namespace

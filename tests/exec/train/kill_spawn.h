@@ -41,7 +41,7 @@ inline void run_kill_spawn_stress(double churn_s, const std::string& model, std:
   for (const auto& p : s.peers) {
     killed += p.killed;
     survivors += p.final_hash.has_value();
-    EXPECT_TRUE(p.ledger_balanced) << "peer " << p.peer << ", see " << dir.path;
+    EXPECT_TRUE(p.samples.balanced) << "peer " << p.peer << ", see " << dir.path;
   }
   EXPECT_GE(killed, 2u);
   EXPECT_GE(r.restarts, 1u);

@@ -25,7 +25,7 @@ TEST(LiveTrainingSlow, SixPeersReach85PercentTestAccuracy) {
   EXPECT_TRUE(r.ok) << "see " << dir.path;
   const TrainingSummary& s = *r.training;
   EXPECT_TRUE(s.consistent);
-  for (const auto& p : s.peers) EXPECT_TRUE(p.ledger_balanced) << "peer " << p.peer;
+  for (const auto& p : s.peers) EXPECT_TRUE(p.samples.balanced) << "peer " << p.peer;
   std::optional<std::uint64_t> reached;
   double reached_s = 0;
   for (const auto& x : s.steps)

@@ -199,7 +199,7 @@ TEST(LiveTraining, PeersHoldIdenticalParametersWithFp16AndDpu) {
   }
   EXPECT_GE(evaluated, 3u);
   for (const auto& p : s.peers) {
-    EXPECT_TRUE(p.ledger_balanced) << "peer " << p.peer;
+    EXPECT_TRUE(p.samples.balanced) << "peer " << p.peer;
     EXPECT_EQ(p.incarnations, 1u);
     EXPECT_GT(p.samples.contributed, 0u);
   }
@@ -229,7 +229,7 @@ TEST(LiveTraining, ALatePeerDownloadsTheStateAndTrains) {
   const TrainingPeerSummary& late = s.peers[3];
   EXPECT_GE(late.syncs, 1u) << "the late peer did not download the state";
   EXPECT_GT(late.samples.contributed, 0u) << "the late peer never contributed to a step";
-  EXPECT_TRUE(late.ledger_balanced);
+  EXPECT_TRUE(late.samples.balanced);
   // Its first line is the download of a step the others had reached; it averages from the next one.
   auto lines = read_lines(dir.path + "/peer-3.jsonl");
   ASSERT_FALSE(lines.empty());
@@ -276,7 +276,7 @@ TEST(LiveTraining, DilocoWorkersTakeIdenticalOuterSteps) {
     EXPECT_EQ(x.samples, 4u * 20u * 32u) << "step " << x.step;
     EXPECT_TRUE(x.consistent) << "step " << x.step;
   }
-  for (const auto& p : s.peers) EXPECT_TRUE(p.ledger_balanced) << "peer " << p.peer;
+  for (const auto& p : s.peers) EXPECT_TRUE(p.samples.balanced) << "peer " << p.peer;
   ASSERT_TRUE(s.final_test_accuracy.has_value());
   EXPECT_GT(*s.final_test_accuracy, 0.6);  // 6 outer steps of 2,560 samples (measured 0.78)
 }
