@@ -22,6 +22,7 @@ nlohmann::ordered_json to_json(const sim::TrainingRunResult& r) {
   j["samples"] = {{"computed", r.ledger.computed}, {"in_steps", r.ledger.in_steps}, {"lost", r.ledger.lost},
                   {"discarded", r.ledger.discarded}, {"pending", r.ledger.pending}};
   j["state_downloads"] = r.state_downloads;
+  j["update_downloads"] = r.update_downloads;
   j["state_bytes"] = r.state_bytes;
   j["gradient_bytes"] = r.gradient_bytes;
   j["mean_utilisation"] = r.mean_utilisation;
@@ -39,7 +40,7 @@ nlohmann::ordered_json to_json(const sim::TrainingRunResult& r) {
                      {"idle_s", p.idle_s}, {"utilisation", p.utilisation}, {"averaging_s", p.averaging_s},
                      {"wait_s", p.wait_s}, {"sync_s", p.sync_s}, {"bytes_sent", p.bytes_sent},
                      {"bytes_received", p.bytes_received}, {"traffic_gb_per_hour", p.traffic_gb_per_hour},
-                     {"samples", p.samples}, {"state_downloads", p.state_downloads}, {"step", p.step},
+                     {"samples", p.samples}, {"state_downloads", p.state_downloads}, {"update_downloads", p.update_downloads}, {"step", p.step},
                      {"steps_eligible", p.steps_eligible}, {"steps_left_out", p.steps_left_out}});
   auto& series = j["series"] = nlohmann::ordered_json::array();
   for (const auto& s : r.series)
@@ -65,12 +66,12 @@ void write_training_outputs(const sim::TrainingRunResult& r, const std::string& 
   for (const auto& s : r.series) series << s.t_s << "," << s.samples_per_s << "," << s.active_peers << "," << s.steps << "\n";
   auto peers = open(d / (stem + "_peers.csv"));
   peers << "name,computes,up_s,compute_s,idle_s,utilisation,averaging_s,wait_s,sync_s,bytes_sent,bytes_received,"
-           "traffic_gb_per_hour,samples,state_downloads,step,steps_eligible,steps_left_out\n";
+           "traffic_gb_per_hour,samples,state_downloads,update_downloads,step,steps_eligible,steps_left_out\n";
   for (const auto& p : r.peers)
     peers << p.name << "," << p.computes << "," << p.up_s << "," << p.compute_s << "," << p.idle_s << ","
           << p.utilisation << "," << p.averaging_s << "," << p.wait_s << "," << p.sync_s << "," << p.bytes_sent << ","
           << p.bytes_received << "," << p.traffic_gb_per_hour << "," << p.samples << "," << p.state_downloads << ","
-          << p.step << "," << p.steps_eligible << "," << p.steps_left_out << "\n";
+          << p.update_downloads << "," << p.step << "," << p.steps_eligible << "," << p.steps_left_out << "\n";
   auto steps = open(d / (stem + "_steps.csv"));
   steps << "step,t_s\n";
   for (std::size_t i = 0; i < r.step_times.size(); ++i) steps << i + 1 << "," << r.step_times[i] << "\n";

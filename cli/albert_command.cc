@@ -133,6 +133,7 @@ const bool registered = register_command(
                             {"mean_idle_s", r.mean_idle_s},
                             {"mean_traffic_gb_per_hour", r.mean_traffic_gb_per_hour},
                             {"state_downloads", r.state_downloads},
+                            {"update_downloads", r.update_downloads},
                             {"rounds", r.rounds},
                             {"max_left_out_share", r.max_left_out_share},
                             {"ledger_balanced", r.ledger.balanced() && r.ledger.pending == r.pending_check},

@@ -74,18 +74,19 @@ const bool registered = register_command(
                     static_cast<unsigned long long>(r.ledger.lost), static_cast<unsigned long long>(r.ledger.discarded),
                     static_cast<unsigned long long>(r.ledger.pending),
                     r.ledger.balanced() && r.ledger.pending == r.pending_check ? "balanced" : "UNBALANCED");
-        std::printf("GPU utilisation %.0f%%, state downloads %llu, worst left-out share %.1f%%\n", 100 * r.mean_utilisation,
-                    static_cast<unsigned long long>(r.state_downloads), 100 * r.max_left_out_share);
+        std::printf("GPU utilisation %.0f%%, state downloads %llu (+%llu of missed steps), worst left-out share %.1f%%\n",
+                    100 * r.mean_utilisation, static_cast<unsigned long long>(r.state_downloads),
+                    static_cast<unsigned long long>(r.update_downloads), 100 * r.max_left_out_share);
         // Shares of each peer's up time: computing, inside averaging rounds, and waiting with its
         // quota done for the slowest worker (DiLoCo; OpenDiLoCo reports the last two).
-        std::printf("\n%-16s %8s %8s %9s %9s %9s %9s %9s\n", "peer", "up_h", "util", "averaging", "waiting", "eligible",
-                    "left_out", "downloads");
+        std::printf("\n%-16s %8s %8s %9s %9s %9s %9s %9s %9s\n", "peer", "up_h", "util", "averaging", "waiting", "eligible",
+                    "left_out", "downloads", "updates");
         for (const auto& p : r.peers) {
           const double up = p.up_s > 0 ? p.up_s : 1;
-          std::printf("%-16s %8.2f %7.0f%% %8.1f%% %8.1f%% %9llu %9llu %9llu\n", p.name.c_str(), p.up_s / 3600,
+          std::printf("%-16s %8.2f %7.0f%% %8.1f%% %8.1f%% %9llu %9llu %9llu %9llu\n", p.name.c_str(), p.up_s / 3600,
                       100 * p.utilisation, 100 * p.averaging_s / up, 100 * p.wait_s / up,
                       static_cast<unsigned long long>(p.steps_eligible), static_cast<unsigned long long>(p.steps_left_out),
-                      static_cast<unsigned long long>(p.state_downloads));
+                      static_cast<unsigned long long>(p.state_downloads), static_cast<unsigned long long>(p.update_downloads));
         }
         return kExitOk;
       };

@@ -139,6 +139,7 @@ TrainingSummary collect_training(const std::vector<std::string>& paths) {
       }
       if (event == "sync") {
         ++peer.syncs;
+        if (j.value("ok", false) && j.value("updates", false)) ++peer.update_syncs;
         if (j.value("ok", false) && j.contains("params_hash")) {
           steps[step].hashes_by_lineage[lineage].insert(j.value("params_hash", std::string()));
           ++steps[step].reports_by_lineage[lineage];
@@ -227,7 +228,7 @@ nlohmann::ordered_json training_json(const TrainingSummary& s) {
                           {"samples_accumulated", p.samples.accumulated},
                           {"samples_lost", p.samples.lost},
                           {"ledger_balanced", p.samples.balanced},
-                          {"syncs", p.syncs},
+                          {"syncs", p.syncs}, {"update_syncs", p.update_syncs},
                           {"test_accuracy", p.test_accuracy ? nlohmann::ordered_json(*p.test_accuracy) : nlohmann::ordered_json(nullptr)},
                           {"bytes_sent", p.bytes_sent},
                           {"bytes_received", p.bytes_received}});

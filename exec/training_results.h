@@ -42,7 +42,8 @@ struct TrainingPeerSummary {
   std::uint64_t step = 0;        // of the last exit line
   std::optional<std::string> final_hash, final_lineage;  // the last incarnation's, when it exited
   SampleBooks samples;
-  std::uint64_t syncs = 0;       // state downloads
+  std::uint64_t syncs = 0;       // state downloads (whole or updates), failed ones included
+  std::uint64_t update_syncs = 0;  // of which the steps it missed arrived as updates
   std::optional<double> test_accuracy;  // the last exit line's whole-test-set accuracy
   std::uint64_t bytes_sent = 0, bytes_received = 0;
   double measured_sps = 0;       // the compute speed it last announced (samples per device second)

@@ -242,7 +242,7 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
     }
     if (ok && !updates) kept_.clear();  // what this peer kept led to a state it no longer holds
     whole_state_next_ = updates && !ok;
-    if (events_.sync_finished) events_.sync_finished(ok, got.step);
+    if (events_.sync_finished) events_.sync_finished(ok, got.step, updates);
     if (ok) set_step(std::max(step_, got.step), got.lineage);
     // Check again: the collaboration may have moved on during the download.
     phase_ = Phase::Joining;

@@ -94,7 +94,8 @@ struct CollaborativePeerEvents {
   // The round ended and the step was applied; `step` is this peer's new step.
   std::function<void(const averaging::RoundOutcome&, std::uint64_t contributed, std::uint64_t step)> round_finished;
   std::function<void(PeerId provider)> sync_started;
-  std::function<void(bool ok, std::uint64_t step)> sync_finished;
+  // updates: it asked for the steps it missed, not the whole state (state_service.h).
+  std::function<void(bool ok, std::uint64_t step, bool updates)> sync_finished;
   // Accumulated samples thrown away: the peer fell behind and loads newer state.
   std::function<void(std::uint64_t samples)> discarded;
   // The peer's step changed: a round ended, it sat a round out, it loaded or adopted a newer step.

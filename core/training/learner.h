@@ -53,7 +53,9 @@ class Learner {
   virtual double compute_seconds() const = 0;
 
   // Moves what accumulated since the last hand-over into the averaging buffer and returns it. The
-  // span stays valid and is written by the round until apply_averaged() or discard().
+  // span stays valid and is written by the round until apply_averaged() or discard(). A peer
+  // replaying a step it missed calls it with nothing accumulated and writes the step's averaged
+  // vector into the buffer: the step that follows must be the one the round's members took.
   virtual std::span<float> begin_averaging(std::uint64_t samples) = 0;
   // The round is over: the buffer holds the average, and zeros in spans whose average did not come
   // back (core/training/state_lineage.h). Takes the optimizer (DeDLOC) or outer (DiLoCo) step.

@@ -107,11 +107,12 @@ class TrainingPeerProcess {
       if (!o.completed || o.fraction_averaged < 1) ++rounds_incomplete_;
       write_step_line(o, contributed, step);
     };
-    e.sync_finished = [this](bool ok, std::uint64_t step) {
+    e.sync_finished = [this](bool ok, std::uint64_t step, bool updates) {
       nlohmann::ordered_json j;
       j["peer"] = cfg_.host.id;
       j["event"] = "sync";
       j["ok"] = ok;
+      j["updates"] = updates;  // the steps it missed, not the whole state
       j["step"] = step;
       j["time_s"] = host_.now();
       if (!ok) {

@@ -26,7 +26,7 @@ struct PeerBooks {
   Seconds round_since = 0, averaging_total = 0;
   bool waiting = false;
   Seconds wait_since = 0, wait_total = 0;
-  std::uint64_t samples = 0, downloads = 0, last_step = 0;
+  std::uint64_t samples = 0, downloads = 0, update_downloads = 0, last_step = 0;
   std::uint64_t eligible = 0, left_out = 0;
 };
 
@@ -89,9 +89,10 @@ class TrainingRun {
       if (!books_[i].syncing) books_[i].sync_since = now();
       books_[i].syncing = true;
     };
-    h.sync_finished = [this](PeerId i, bool ok, std::uint64_t) {
+    h.sync_finished = [this](PeerId i, bool ok, std::uint64_t, bool updates) {
       PeerBooks& b = books_[i];
-      if (ok) ++b.downloads, ++downloads_;
+      if (ok && updates) ++b.update_downloads, ++update_downloads_;
+      else if (ok) ++b.downloads, ++downloads_;
       b.sync_total += now() - b.sync_since;
       b.syncing = false;
     };
@@ -182,6 +183,7 @@ class TrainingRun {
     r.ledger = ledger_;
     r.series = series_;
     r.state_downloads = downloads_;
+    r.update_downloads = update_downloads_;
     r.state_bytes = scenario_state_bytes(sc_);
     r.gradient_bytes = core::codec::encoded_size(sc_.workload.wire_precision, sc_.workload.parameters);
     std::size_t computing = 0;
@@ -203,6 +205,7 @@ class TrainingRun {
       s.traffic_gb_per_hour = s.up_s > 0 ? static_cast<double>(s.bytes_sent + s.bytes_received) / 1e9 / (s.up_s / 3600) : 0;
       s.samples = b.samples;
       s.state_downloads = b.downloads;
+      s.update_downloads = b.update_downloads;
       s.step = p ? p->step() : b.last_step;
       s.lineage = p ? p->lineage() : 0;
       s.steps_eligible = b.eligible;
@@ -240,7 +243,7 @@ class TrainingRun {
   std::vector<double> step_times_;
   std::size_t in_round_ = 0;  // peers inside a round
   Seconds busy_since_ = 0, averaging_s_ = 0;
-  std::uint64_t downloads_ = 0, bucket_samples_ = 0, rounds_ = 0;
+  std::uint64_t downloads_ = 0, update_downloads_ = 0, bucket_samples_ = 0, rounds_ = 0;
   std::set<std::uint64_t> rounds_seen_;
   std::uint64_t tracked_step_ = 0;
   std::set<PeerId> eligible_, members_;

@@ -40,7 +40,8 @@ struct PeerTrainingStats {
   std::uint64_t bytes_sent = 0, bytes_received = 0;
   double traffic_gb_per_hour = 0;  // (sent + received) / up hours, in 10^9 bytes
   std::uint64_t samples = 0;       // computed
-  std::uint64_t state_downloads = 0;
+  std::uint64_t state_downloads = 0;   // whole states
+  std::uint64_t update_downloads = 0;  // the steps missed since a state it held
   std::uint64_t step = 0;          // its optimizer step at the end
   std::uint64_t lineage = 0;       // names the state it holds then (core/training/state_lineage.h)
   // Global steps this peer could have joined (up, training, up to date when the step's first
@@ -75,7 +76,8 @@ struct TrainingRunResult {
   std::uint64_t pending_check = 0;  // Σ accumulated + Σ contributed to rounds in flight, at the end
   std::vector<PeerTrainingStats> peers;
   std::vector<TrainingTimePoint> series;
-  std::uint64_t state_downloads = 0;
+  std::uint64_t state_downloads = 0;   // whole states
+  std::uint64_t update_downloads = 0;  // the steps missed since a state held
   std::uint64_t state_bytes = 0;    // per download
   std::uint64_t gradient_bytes = 0; // encoded gradient, per sender per round
   double max_left_out_share = 0;    // over peers: steps_left_out / steps_eligible

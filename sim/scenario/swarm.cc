@@ -91,7 +91,8 @@ core::training::CollaborativePeerEvents SimSwarm::events_for(PeerId i) {
     if (replay_) replay_->bulk_transfer(i), replay_->bulk_transfer(provider);
     if (hooks_.sync_started) hooks_.sync_started(i, provider);
   };
-  if (hooks_.sync_finished) e.sync_finished = [this, i](bool ok, std::uint64_t s) { hooks_.sync_finished(i, ok, s); };
+  if (hooks_.sync_finished)
+    e.sync_finished = [this, i](bool ok, std::uint64_t s, bool updates) { hooks_.sync_finished(i, ok, s, updates); };
   if (hooks_.discarded) e.discarded = [this, i](std::uint64_t s) { hooks_.discarded(i, s); };
   return e;
 }

@@ -51,7 +51,7 @@ struct SwarmHooks {
   std::function<void(PeerId, const core::averaging::RoundOutcome&, std::uint64_t contributed, std::uint64_t step)>
       round_finished;
   std::function<void(PeerId, PeerId provider)> sync_started;
-  std::function<void(PeerId, bool ok, std::uint64_t step)> sync_finished;
+  std::function<void(PeerId, bool ok, std::uint64_t step, bool updates)> sync_finished;
   std::function<void(PeerId, std::uint64_t samples)> discarded;
   std::function<void(PeerId)> up;
   // Just before the peer's process dies; what it holds dies with it.

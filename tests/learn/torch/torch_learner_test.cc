@@ -130,6 +130,33 @@ TEST(TorchLearner, ExportImportRoundTripIsBitIdentical) {
   EXPECT_EQ(b->export_state(), a->export_state());
 }
 
+// A peer that loaded an older state replays the steps it missed (core/training/state_service.h):
+// the averaged vector into an empty hand-over, then the step. It must end where the peer that
+// averaged it ended: the whole state for DeDLOC; the shared (outer) parameters for DiLoCo, whose
+// inner optimizer state is each worker's own.
+TEST(TorchLearner, AReplayedStepEndsWhereTheAveragingPeerEnded) {
+  for (const Mode mode : {Mode::Dedloc, Mode::Diloco}) {
+    PostQueue q;
+    const auto c = config(Model::Cnn, mode, 1);
+    auto a = make_fixed(q, c, 0);
+    compute_now(q, *a, 24);
+    a->begin_averaging(24);
+    a->apply_averaged();
+    auto b = make_fixed(q, config(Model::Cnn, mode, 2), 0);
+    b->import_state(a->export_state());
+    compute_now(q, *a, 24);
+    const std::vector<float> averaged = copy(a->begin_averaging(24));  // as if the round left it
+    a->apply_averaged();
+    const std::span<float> replay = b->begin_averaging(0);
+    ASSERT_EQ(replay.size(), averaged.size());
+    std::copy(averaged.begin(), averaged.end(), replay.begin());
+    b->apply_averaged();
+    EXPECT_EQ(b->parameters(), a->parameters()) << name(mode);
+    EXPECT_EQ(b->optimizer_steps(), a->optimizer_steps()) << name(mode);
+    if (mode == Mode::Dedloc) EXPECT_EQ(b->export_state(), a->export_state());
+  }
+}
+
 TEST(TorchLearner, ForeignOrDamagedStatesAreRejectedAndChangeNothing) {
   PostQueue q;
   auto cnn = make_fixed(q, config(Model::Cnn, Mode::Dedloc), 0);
