@@ -147,6 +147,7 @@ const bool registered = register_command(
       sub.add_option("--lr", a->train.lr, "--train: learning rate")->check(Positive(100, "a learning rate"))->capture_default_str();
       sub.add_option("--evaluate-every", a->train.evaluate_every, "--train: the backbone's test accuracy every this many steps (0: never)")->check(Count(0, 10000000, "a number of steps"))->capture_default_str();
       sub.add_option("--eval-samples", a->train.eval_samples, "--train: test images per evaluation during the run (0: all; the final one uses all)")->check(Count(0, 1000000, "a number of images"))->capture_default_str();
+      sub.add_option("--kept-updates", a->train.kept_updates, "--train: steps whose averaged vector each peer keeps for peers holding an older state (default 4)")->check(Count(0, 1000000, "a number of steps"));
       sub.add_option("--checkpoint-every", a->train.checkpoint_every, "--train: the backbone writes its state to <out>/checkpoints every this many steps")->check(Count(0, 10000000, "a number of steps"));
       sub.add_flag("--dump-parameters", a->train.dump_parameters, "--train: every peer writes its parameters after every step to <out>/parameters");
       sub.add_option("--data", a->train.data_dir, "--train: the Fashion-MNIST directory (default: Debian's)");

@@ -55,6 +55,7 @@ struct PeerArgs {
   std::uint32_t eval_samples = 0;
   std::string dump_parameters, checkpoint_dir;
   std::uint64_t checkpoint_every = 0;
+  std::int64_t kept_updates = -1;  // < 0: the core's default
   int threads = 1;
   std::string device = "auto";
 };
@@ -141,6 +142,7 @@ int run_training(const PeerArgs& a, const scenarios::Scenario& sc, scenarios::Sc
   c.dump_dir = a.dump_parameters;
   c.checkpoint_dir = a.checkpoint_dir;
   c.checkpoint_every = a.checkpoint_every;
+  if (a.kept_updates >= 0) c.peer.kept_updates = static_cast<std::size_t>(a.kept_updates);
   if (c.checkpoint_every > 0 && c.checkpoint_dir.empty())
     throw std::invalid_argument("--checkpoint-every: needs --checkpoint-dir (where to write the states)");
   return exec::run_training_peer(c, std::cout, std::cerr);
@@ -196,6 +198,7 @@ const bool registered = register_command(
       sub.add_option("--dump-parameters", a->dump_parameters, "--train: write the parameters after every step into this directory");
       sub.add_option("--checkpoint-dir", a->checkpoint_dir, "--train: write the state here every --checkpoint-every steps");
       sub.add_option("--checkpoint-every", a->checkpoint_every, "--train: steps between checkpoints")->check(Count(0, 10000000, "a number of steps"));
+      sub.add_option("--kept-updates", a->kept_updates, "--train: steps whose averaged vector this peer keeps to send to peers holding an older state (default 4; docs/interpretations.md §26)")->check(Count(0, 1000000, "a number of steps"));
       sub.add_option("--threads", a->threads, "--train: libtorch intra-op threads")->check(CLI::Range(1, 256))->capture_default_str();
       sub.add_option("--device", a->device, "--train: auto (CUDA when there is one), cpu or cuda")->check(CLI::IsMember(core::names_of(learn::kDeviceNames)))->capture_default_str();
       return [a] {

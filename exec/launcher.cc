@@ -180,6 +180,7 @@ void add_training_arguments(std::vector<std::string>& argv, const TrainLaunch& t
   if (t.micro_batch) argv.insert(argv.end(), {"--micro-batch", std::to_string(t.micro_batch)});
   if (!t.dpu.empty()) argv.insert(argv.end(), {"--dpu", t.dpu});
   if (!t.data_dir.empty()) argv.insert(argv.end(), {"--data", t.data_dir});
+  if (t.kept_updates >= 0) argv.insert(argv.end(), {"--kept-updates", std::to_string(t.kept_updates)});
   if (t.dump_parameters) argv.insert(argv.end(), {"--dump-parameters", out_dir + "/parameters"});
   if (peer == 0 && t.evaluate_every > 0)
     argv.insert(argv.end(), {"--evaluate-every", std::to_string(t.evaluate_every), "--eval-samples", std::to_string(t.eval_samples)});

@@ -51,6 +51,7 @@ struct TrainLaunch {
   bool dump_parameters = false;         // every peer, every step; into <out>/parameters
   std::string data_dir;                 // empty: Debian's Fashion-MNIST
   double compute_scale = 1;             // each peer's emulated speed = scenario compute_sps x this
+  std::int64_t kept_updates = -1;       // steps each peer keeps to replay to older states (< 0: the core's default)
 };
 
 // A peer that starts late, or a SIGKILL the launcher sends, at a time on the run's clock.

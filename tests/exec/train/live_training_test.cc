@@ -207,21 +207,28 @@ TEST(LiveTraining, PeersHoldIdenticalParametersWithFp16AndDpu) {
   EXPECT_GT(*s.final_test_accuracy, 0.3);  // 15 steps of 256+ samples: well above chance (0.1)
 }
 
-// A new peer joins a running collaboration: given only the backbone's address, it learns the others'
-// and finds them through the DHT, downloads the state from an up-to-date peer (a "sync" line), then
-// trains and averages with them; from then on its parameters are bit-identical to everyone else's.
-TEST(LiveTraining, ALatePeerDownloadsTheStateAndTrains) {
-  testing::TempDir dir;
-  LaunchOptions o = testing::test_launch(kScenario, dir.path);
+// Peer 3 joins 15 s into a 30-step run, well after the first steps (which come some 5-10 s in),
+// given only the backbone's address.
+LaunchResult launch_with_late_peer(const std::string& dir, std::int64_t kept_updates) {
+  LaunchOptions o = testing::test_launch(kScenario, dir);
   o.deadline_s = 180;
   TrainLaunch t;
   t.model = "linear";
   t.steps = 30;
   t.evaluate_every = 0;
+  t.kept_updates = kept_updates;
   o.train = t;
-  o.joins.push_back({3, 15.0});  // well after the first steps (which come some 5-10 s in)
+  o.joins.push_back({3, 15.0});
   o.bootstrap_peers = 1;
-  const LaunchResult r = launch(o);
+  return launch(o);
+}
+
+// A new peer joins a running collaboration: given only the backbone's address, it learns the others'
+// and finds them through the DHT, downloads the state from an up-to-date peer (a "sync" line), then
+// trains and averages with them; from then on its parameters are bit-identical to everyone else's.
+TEST(LiveTraining, ALatePeerDownloadsTheStateAndTrains) {
+  testing::TempDir dir;
+  const LaunchResult r = launch_with_late_peer(dir.path, -1);
   ASSERT_TRUE(r.training.has_value());
   EXPECT_TRUE(r.ok) << "see " << dir.path;
   const TrainingSummary& s = *r.training;
@@ -248,6 +255,24 @@ TEST(LiveTraining, ALatePeerDownloadsTheStateAndTrains) {
   std::size_t with_late = 0;
   for (const auto& x : s.steps) with_late += x.members == 4;
   EXPECT_GT(with_late, 5u);
+}
+
+// The same late peer, with every peer keeping the averaged vector of every step: it loads no state
+// at all but replays each step from its initial parameters (everyone's, from the same seed), and
+// then holds exactly the parameters of the peers that averaged them (docs/interpretations.md §26).
+TEST(LiveTraining, ALatePeerReplaysTheStepsItMissedFromItsInitialParameters) {
+  testing::TempDir dir;
+  const LaunchResult r = launch_with_late_peer(dir.path, 1000);
+  ASSERT_TRUE(r.training.has_value());
+  EXPECT_TRUE(r.ok) << "see " << dir.path;
+  const TrainingSummary& s = *r.training;
+  EXPECT_TRUE(s.consistent) << "a replayed state differs from the averaging peers' (see " << dir.path << ")";
+  EXPECT_TRUE(s.survivors_identical);
+  const TrainingPeerSummary& late = s.peers[3];
+  EXPECT_GE(late.update_syncs, 1u);
+  EXPECT_EQ(late.syncs, late.update_syncs) << "it loaded a whole state";
+  EXPECT_GT(late.samples.contributed, 0u);
+  EXPECT_TRUE(late.samples.balanced);
 }
 
 // DiLoCo live (docs/opendiloco.md §1): four workers of 400/400/200/200 samples/s each take H = 20
