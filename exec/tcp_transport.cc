@@ -160,9 +160,14 @@ void TcpTransport::listen() {
 
 void TcpTransport::on_accept() {
   for (;;) {
-    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_in from{};
+    socklen_t from_len = sizeof from;
+    const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a connection that died in the backlog
-    if (unidentified_.size() >= options_.max_unidentified) {
+    const std::uint32_t source = from.sin_addr.s_addr;
+    const auto from_source = static_cast<std::size_t>(std::count_if(
+        unidentified_.begin(), unidentified_.end(), [&](const ConnectionPtr& u) { return u->source_address == source; }));
+    if (unidentified_.size() >= options_.max_unidentified || from_source >= options_.max_unidentified_per_address) {
       ++stats_.rejected_connections;
       close(fd);
       continue;
@@ -171,6 +176,7 @@ void TcpTransport::on_accept() {
     set_options(fd, options_.congestion_control);
     auto c = std::make_shared<Connection>(kMaxHandshakeBytes);
     c->fd = fd;
+    c->source_address = source;
     c->state = State::AwaitHello;
     c->watch = loop_.watch(fd, EPOLLIN, [this, w = std::weak_ptr<Connection>(c)](std::uint32_t ev) {
       if (auto conn = w.lock()) on_io(conn, ev);

@@ -14,7 +14,9 @@
 // run; the acceptor checks all three and that this peer is one that dials it, then answers Ack.
 // Messages are pipelined behind the Hello. Anything else - random bytes, a length prefix above
 // the handshake limit, a socket that connects and stays silent past handshake_timeout, more than
-// max_unidentified connections at once - is closed without touching any peer's state. A malformed
+// max_unidentified connections at once, or more than max_unidentified_per_address of them from one
+// source address (so that one host holding silent sockets cannot lock the others out) - is closed
+// without touching any peer's state. A malformed
 // frame from an identified peer (length above max_message_bytes) breaks that peer's connection,
 // which is reported as a link failure like any other break.
 //
@@ -73,6 +75,7 @@ class TcpTransport {
     double redial_interval_s = 0.5;    // between attempts to re-establish a connection this peer dials
     std::uint64_t max_message_bytes = core::kMaxMessageBytes;
     std::size_t max_unidentified = 64;
+    std::size_t max_unidentified_per_address = 16;
     // TCP congestion control for every connection (TCP_CONGESTION, e.g. "cubic", "bbr"); empty:
     // the system's default. Paced flows behave differently under each (exec/README.md).
     std::string congestion_control;
@@ -136,6 +139,7 @@ class TcpTransport {
     EventLoop::WatchId watch = 0;
     State state = State::Closed;
     bool dialed = false;
+    std::uint32_t source_address = 0;  // accepted: the dialer's IPv4 address (network order)
     std::optional<core::PeerId> peer;
     FrameReader reader;
     std::deque<OutFrame> out;

@@ -1,12 +1,14 @@
 // The live transport between in-process peers on one event loop, and what it does with garbage.
 #include "exec/tcp_transport.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <memory>
 #include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -85,9 +87,15 @@ core::Message message_of(std::size_t size, std::uint8_t seed) {
   return m;
 }
 
-// A raw client socket connected to `addr`.
-int raw_connect(const SocketAddress& addr) {
+// A raw client socket connected to `addr`, from `source` (any 127.x.y.z is this host) when given.
+int raw_connect(const SocketAddress& addr, const char* source = nullptr) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (source) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    inet_pton(AF_INET, source, &from.sin_addr);
+    EXPECT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from), 0);
+  }
   const sockaddr_in sa = addr.to_sockaddr();
   EXPECT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa), 0);
   return fd;
@@ -217,6 +225,41 @@ TEST(TcpTransport, HalfOpenSocketIsClosedAfterTheHandshakeTimeout) {
   EXPECT_EQ(s.nodes[0]->stats().rejected_connections, 2u);
   s.nodes[1]->send(0, message_of(5, 5));
   ASSERT_TRUE(s.run_until([&] { return s.received[0].size() == 1; }));
+}
+
+// One host holding silent sockets (here from 127.0.0.2) fills at most its own share of the
+// unidentified slots, so a peer dialing from another address afterwards still gets in at once,
+// instead of after the handshake timeout (5 s) frees them.
+TEST(TcpTransport, SilentSocketsFromOneAddressDoNotLockOtherPeersOut) {
+  EventLoop loop;
+  std::vector<std::optional<SocketAddress>> addresses(2);
+  std::uint16_t port = 0;
+  const int listen_fd = listening_socket(port);
+  addresses[0] = SocketAddress::loopback(port);
+  auto options = [&](core::PeerId self) {
+    TcpTransport::Options o;
+    o.self = self;
+    o.addresses = addresses;
+    o.network = 42;
+    o.redial_interval_s = 0.05;
+    return o;
+  };
+  TcpTransport::Options o0 = options(0);
+  o0.listen_fd = listen_fd;
+  o0.max_unidentified = 16;
+  o0.max_unidentified_per_address = 4;
+  std::size_t received = 0;
+  TcpTransport acceptor(loop, o0, [&](core::PeerId, core::Message) { ++received; }, [](core::PeerId) {});
+  acceptor.start();
+  std::vector<int> silent;
+  for (int k = 0; k < 30; ++k) silent.push_back(raw_connect(*addresses[0], "127.0.0.2"));
+  loop.run_until([] { return false; }, 0.2);  // peer 0 accepts what it takes of them
+  EXPECT_EQ(acceptor.stats().rejected_connections, 26u);
+  TcpTransport dialer(loop, options(1), [](core::PeerId, core::Message) {}, [](core::PeerId) {});  // client mode, 127.0.0.1
+  dialer.start();
+  dialer.send(0, message_of(5, 5));
+  EXPECT_TRUE(loop.run_until([&] { return received == 1; }, 1.0));
+  for (int fd : silent) close(fd);
 }
 
 TEST(TcpTransport, HandshakeForAnotherRunOrPeerIsRejected) {
