@@ -279,10 +279,15 @@ void TcpTransport::send(core::PeerId to, core::Message message) {
     dial(to);
     return;
   }
-  if (!options_.discover && !options_.addresses[to] && !options_.addresses[options_.self]) {
-    // Both client-mode: no connection can ever exist.
+  const bool unreachable = !options_.discover && !options_.addresses[to] && !options_.addresses[options_.self];
+  if (unreachable || link.dialer_down) {
+    // Both client-mode (no connection can ever exist), or its dialer is down: refused.
+    if (link.refusal_reported) return;
+    link.refusal_reported = true;
     loop_.schedule(0, [this, to, alive = std::weak_ptr<bool>(alive_)] {
-      if (!alive.expired()) report_failure(to);
+      if (alive.expired()) return;
+      links_[to].refusal_reported = false;
+      report_failure(to);
     });
     return;
   }
@@ -522,6 +527,7 @@ void TcpTransport::on_hello(const ConnectionPtr& c, std::vector<std::uint8_t> fr
   c->state = State::Open;
   c->reader.set_limit(options_.max_message_bytes);
   link.conn = c;
+  link.dialer_down = false;
   apply_pacing(c);
   Handshake ack;
   ack.kind = HandshakeKind::Ack;
@@ -568,7 +574,8 @@ void TcpTransport::close_connection(const ConnectionPtr& c, bool report, const c
   const core::PeerId peer = *c->peer;
   Link& link = links_[peer];
   if (link.conn != c) return;
-  link.conn.reset();
+  if (!c->dialed && std::strcmp(why, "shutdown") != 0) link.dialer_down = true;
+  link.conn.reset();  // `c` may be this very pointer: not used below
   // A connection that never carried a message fails silently: nothing was lost, nobody is told.
   if (report && carried) {
     loop_.schedule(0, [this, peer, alive = std::weak_ptr<bool>(alive_)] {

@@ -8,7 +8,11 @@
 // up (it redials after a failure), so a peer that restarts with the same identity is reconnected
 // without anyone having to send first. Two client-mode peers
 // cannot reach each other at all: sends between them fail at once. The accepting side, when it
-// has something to send and no connection, queues it and waits up to accept_wait for the dialer.
+// has something to send and no connection, queues it and waits up to accept_wait for the dialer -
+// unless that dialer's connection broke and it has not dialed again: then it is down (or cut off),
+// and a send to it is refused at once and reported as a link failure, as the seam promises for a
+// send to a peer that is down (core/env.h). Holding it instead would hand a message meant for the
+// dead process to its restarted successor, and keep a round waiting on a member that is gone.
 //
 // Handshake (exec/handshake.h): the dialer's first frame names itself, the peer it expects and the
 // run; the acceptor checks all three and that this peer is one that dials it, then answers Ack.
@@ -157,6 +161,9 @@ class TcpTransport {
     EventLoop::TimerId wait_timer = 0;
     EventLoop::TimerId redial_timer = 0;
     double pacing = 0;
+    // Accepting side: the dialer's connection broke and it has not dialed again (sends refused).
+    bool dialer_down = false;
+    bool refusal_reported = false;  // one failure report per turn of the loop, however many sends
   };
 
   static OutFrame make_frame(std::vector<std::uint8_t> bytes);
