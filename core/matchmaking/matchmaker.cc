@@ -29,7 +29,7 @@ Matchmaker::Matchmaker(Environment& env, dht::DhtNode& dht, MatchmakingConfig co
 
 Matchmaker::~Matchmaker() {
   *alive_ = false;
-  for (TimerHandle t : {give_up_timer_, deadline_timer_, request_timer_, fetch_timer_}) env_.cancel(t);
+  for (TimerHandle t : {give_up_timer_, deadline_timer_, due_timer_, request_timer_, fetch_timer_}) env_.cancel(t);
 }
 
 std::string Matchmaker::current_key() const { return group_key(config_.prefix, bits_); }
@@ -84,8 +84,8 @@ void Matchmaker::give_up() {
 void Matchmaker::finish(std::optional<Group> group) {
   looking_ = false;
   giving_up_ = false;
-  for (TimerHandle t : {give_up_timer_, deadline_timer_, request_timer_, fetch_timer_}) env_.cancel(t);
-  give_up_timer_ = deadline_timer_ = request_timer_ = fetch_timer_ = 0;
+  for (TimerHandle t : {give_up_timer_, deadline_timer_, due_timer_, request_timer_, fetch_timer_}) env_.cancel(t);
+  give_up_timer_ = deadline_timer_ = due_timer_ = request_timer_ = fetch_timer_ = 0;
   withdraw();
   leader_.reset();
   accepted_ = false;
@@ -93,6 +93,15 @@ void Matchmaker::finish(std::optional<Group> group) {
   if (group) {
     ++stats_.groups;
     last_group_size_ = group->size();
+    // A member of our last group missing from this one is lost too (a peer outside the round that
+    // dropped it hears of it this way); a full group, or a lost peer back in one, undoes it.
+    std::set<PeerId> members;
+    for (const auto& m : group->members) members.insert(m.peer);
+    for (const PeerId p : last_members_)
+      if (!members.count(p)) lost_.insert(p);
+    if (group->size() >= config_.target_group_size) lost_.clear();
+    for (const PeerId p : members) lost_.erase(p);
+    last_members_ = std::move(members);
     // The shift register: a distinct index per member, the same at every member.
     const auto me = group->index_of(env_.self());
     const auto indices = member_indices(group->group_id, group->size(), config_.target_group_size);
@@ -119,6 +128,15 @@ void Matchmaker::declare(Seconds due) {
   declared_key_ = current_key();
   declared_expiration_ = std::max(env_.now() + config_.min_matchmaking_time, due);
   due_on_declare_ = due <= env_.now();
+  due_ = due;
+  env_.cancel(due_timer_);
+  due_timer_ = 0;
+  // Once the step is due, a group holding everyone expected begins (leader_check) before the
+  // declaration expires.
+  if (due > env_.now() && due < declared_expiration_) due_timer_ = env_.schedule(due - env_.now(), [this] {
+      due_timer_ = 0;
+      leader_check();
+    });
   extended_ = 0;
   store_declaration(declared_key_, declared_expiration_, true);
   env_.cancel(deadline_timer_);
@@ -130,7 +148,8 @@ void Matchmaker::declare(Seconds due) {
 
 void Matchmaker::withdraw() {
   env_.cancel(deadline_timer_);
-  deadline_timer_ = 0;
+  env_.cancel(due_timer_);
+  deadline_timer_ = due_timer_ = 0;
   if (declared_expiration_ == 0) return;
   if (declared_expiration_ > env_.now()) store_declaration(declared_key_, declared_expiration_, false);
   declared_expiration_ = 0;
@@ -153,7 +172,16 @@ void Matchmaker::leader_check() {
   // The step was already due when we declared (averaging back to back, or catching up): nothing is
   // gained by waiting once everyone of the last group is back.
   const bool back = due_on_declare_ && last_group_size_ >= 2 && members >= last_group_size_;
-  if (!full && !expired && !back) return;
+  // The step is due and everyone the caller expects to average it is in, and the collaboration has
+  // lost a member since its groups were last full: nobody else is coming, so waiting for the
+  // expiration gains nothing. (Before the step is due the group stays open for
+  // peers that are not expected yet, such as one finishing its state download.) This is what keeps a collaboration that lost a member (no longer
+  // expected) from waiting out every declaration, since its groups can never be full again.
+  // Only after the collaboration lost a member (peer_lost): otherwise a peer missing from the
+  // expectation is more likely one whose record this peer has not read yet.
+  const bool everyone =
+      !lost_.empty() && expected_ >= config_.min_group_size && members >= expected_ && env_.now() >= due_;
+  if (!full && !expired && !back && !everyone) return;
   // Expired with fewer than expected: peers a little late are likely on their way. Hold the group
   // open a while (accepted followers wait for Begin that much longer too).
   if (!full && !back && expected_ > members && extended_ < config_.max_extension) {

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -94,8 +95,14 @@ class Matchmaker final : public Service {
   //
   // When a leader begins: with target_group_size members, or at its expiration (when the caller's
   // step is due, so the group forms with the batch), or, if the step was already due when it
-  // declared (averaging back to back), as soon as it has as many members as its last group.
+  // declared (averaging back to back), as soon as it has as many members as its last group, or,
+  // after a member was lost (peer_lost), once the step is due, as soon as it has every member it
+  // expects.
   void set_expected_group_size(std::size_t n) { expected_ = n; }
+  // An averaging round dropped `peer` (it died or left): until a group is full again or has it
+  // back, a leader whose step is due begins as soon as it has every member it expects. A member of
+  // this peer's last group that is missing from its next one counts as lost too.
+  void peer_lost(PeerId peer) { lost_.insert(peer); }
 
   const std::string& bits() const { return bits_; }
   std::string current_key() const;
@@ -160,6 +167,9 @@ class Matchmaker final : public Service {
   std::size_t expected_ = 0;
   Seconds extended_ = 0;         // how long this declaration was held open past its expiration
   bool due_on_declare_ = false;  // the caller's step was already due when it declared
+  Seconds due_ = 0;              // when the caller's step is due (look_for_group)
+  std::set<PeerId> lost_;        // dropped by a round, or missing from a group, and not in one since
+  std::set<PeerId> last_members_;
   std::size_t last_group_size_ = 0;
   GroupCallback done_;
   TimerHandle give_up_timer_ = 0;
@@ -168,6 +178,7 @@ class Matchmaker final : public Service {
   std::string declared_key_;
   Seconds declared_expiration_ = 0;  // 0: not declared
   TimerHandle deadline_timer_ = 0;
+  TimerHandle due_timer_ = 0;
   std::vector<Follower> followers_;  // in the order they joined
 
   // As a follower: the leader we asked (requesting) or that accepted us (following).

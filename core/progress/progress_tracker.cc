@@ -58,6 +58,11 @@ void ProgressTracker::arm_refresh() {
   });
 }
 
+void ProgressTracker::leave_out(PeerId peer) {
+  left_out_[peer] = env_.now();
+  std::erase_if(others_, [&](const PeerProgress& p) { return p.peer == peer && p.time < left_out_[peer]; });
+}
+
 void ProgressTracker::fetch(FetchCallback done) {
   dht::GetOptions options;
   options.sufficient_responses = config_.fetch_responses;
@@ -66,13 +71,16 @@ void ProgressTracker::fetch(FetchCallback done) {
       [this, alive = alive_, done = std::move(done)](std::optional<dht::Record> record, const dht::LookupStats&) {
         if (!*alive) return;
         others_.clear();
+        // Every record published before a peer was left out has expired by now + expiration.
+        std::erase_if(left_out_, [&](const auto& e) { return env_.now() - e.second > config_.expiration; });
         if (record && record->is_dictionary()) {
           for (const auto& [subkey, timed] : record->dictionary()) {
             try {
               PeerProgress p = decode_progress(timed.value);
               // The subkey names who wrote it; a record claiming another identity is forged or corrupt.
               if (peer_subkey(p.peer) != subkey) throw DecodeError("progress: subkey does not match peer");
-              if (p.peer != env_.self()) others_.push_back(p);
+              const auto left = left_out_.find(p.peer);
+              if (p.peer != env_.self() && (left == left_out_.end() || p.time >= left->second)) others_.push_back(p);
             } catch (const DecodeError&) {
               ++malformed_;
             }

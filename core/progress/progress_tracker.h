@@ -12,6 +12,7 @@
 // so it never expires while the peer lives (refresh_period < expiration).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,13 @@ class ProgressTracker {
   // True when the next global step is expected within `matchmaking_time` of `now`.
   bool should_start_matchmaking(Seconds now, Seconds matchmaking_time) const;
 
+  // `peer` is gone (an averaging round dropped it): its records published before now are left out
+  // of others() and the estimate, so nobody waits for a dead peer until its record expires. A
+  // record it publishes later (it was only slow, or it restarted) brings it back. Record times are
+  // the reporters' clocks, so a restarted peer whose clock lags ours by more than its downtime
+  // stays out until its clock passes this moment.
+  void leave_out(PeerId peer);
+
   // Every other peer's record from the last fetch (who is at which step: state providers).
   const std::vector<PeerProgress>& others() const { return others_; }
   const std::string& key() const { return key_; }
@@ -73,7 +81,8 @@ class ProgressTracker {
   ProgressConfig config_;
   std::string key_;
   std::optional<PeerProgress> mine_;
-  std::vector<PeerProgress> others_;  // the last fetch, without our own record
+  std::vector<PeerProgress> others_;  // the last fetch, without our own record or those left out
+  std::map<PeerId, Seconds> left_out_;  // peer -> when it was left out (leave_out)
   bool store_in_flight_ = false;
   bool dirty_ = false;                 // a report arrived while a store was in flight
   Seconds last_expiration_ = 0;

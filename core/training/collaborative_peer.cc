@@ -146,10 +146,11 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
   const bool behind = step_ + 1 < g.global_step;  // more than one step: DPU's staleness is allowed
   if (phase_ == Phase::Joining) {
     // A newcomer's parameters are not stale but old: any step it missed must be loaded, or it
-    // would average with parameters nobody else holds (docs/interpretations.md §25).
-    if (g.global_step > step_) {
+    // would average with parameters nobody else holds (docs/interpretations.md §25). The step it
+    // once saw counts: a later read that reached none of the peers ahead proves nothing.
+    if (known_global_step_ > step_) {
       if (config_.sync_state) return start_sync(g);
-      set_step(g.global_step, lineage_);  // nothing to load: adopt the collaboration's step
+      set_step(known_global_step_, lineage_);  // nothing to load: adopt the collaboration's step
     }
     start_training();
   } else if (phase_ == Phase::Syncing && !downloading_) {
@@ -219,7 +220,7 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
   report();
   // Ask a peer holding the state the collaboration settled on; a reducer's leftovers only when no
   // peer that trains has it (better an old state than none).
-  const std::uint64_t target = std::max(g.global_step, step_);
+  const std::uint64_t target = std::max({g.global_step, known_global_step_, step_});
   const std::optional<PeerId> provider = state_provider(target);
   if (!provider) return schedule_fetch(config_.min_fetch_period);  // read the records again (on_progress)
   downloading_ = true;
@@ -227,7 +228,9 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
   // A peer holding an older step's state needs only the steps it missed, if the provider still
   // keeps them: a download that ends after the collaboration stepped again catches up this way
   // instead of starting over (docs/interpretations.md §26).
-  const bool updates = step_ < target && !whole_state_next_;
+  // Only for as many steps as peers keep: asking for more (a newcomer holding the initial
+  // parameters, long after step 0) is refused, a round trip lost.
+  const bool updates = step_ < target && !whole_state_next_ && target - step_ <= config_.kept_updates;
   auto done = [this, updates, alive = alive_](bool ok, StateSnapshot got) {
     if (!*alive) return;
     downloading_ = false;
@@ -455,6 +458,9 @@ void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
   }
   sent_ = false;
   round_values_ = {};
+  for (const auto* dropped : {&outcome.dropped_senders, &outcome.dropped_reducers})
+    for (const PeerId peer : *dropped)
+      if (peer != env_.self()) coordinator_->member_lost(peer);
   set_step(step_after, lineage);
   const std::uint64_t contributed = std::exchange(contributed_, 0);
   // Before computing resumes: a host that reads the parameters behind the learner's queued work

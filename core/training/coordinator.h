@@ -42,6 +42,9 @@ class Coordinator {
   virtual void fetch(ProgressCallback done) = 0;
   // The estimate at `now` from what the last fetch saw, without messages.
   virtual progress::GlobalProgress estimate(Seconds now) const = 0;
+  // An averaging round dropped `peer` (it died, left, or was too slow): stop counting on it until it
+  // reports again, so that groups do not wait for a dead peer whose record has not expired.
+  virtual void member_lost(PeerId peer) = 0;
   // Other peers the last fetch saw at `step` that can serve state (not in client mode), with the
   // lineage of the state each holds.
   virtual std::vector<StateHolder> peers_at(std::uint64_t step) const = 0;

@@ -33,6 +33,11 @@ void DhtCoordinator::report(const progress::LocalProgress& local) {
   tracker_->report(local);
 }
 
+void DhtCoordinator::member_lost(PeerId peer) {
+  tracker_->leave_out(peer);
+  matchmaker_->peer_lost(peer);
+}
+
 void DhtCoordinator::fetch(ProgressCallback done) {
   tracker_->fetch([this, done = std::move(done)](const progress::GlobalProgress& g) {
     // Who will average this step: every live record at the global step, or one behind (finishing

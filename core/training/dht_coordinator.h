@@ -36,6 +36,7 @@ class DhtCoordinator final : public Coordinator {
   void report(const progress::LocalProgress& local) override;
   void fetch(ProgressCallback done) override;
   progress::GlobalProgress estimate(Seconds now) const override;
+  void member_lost(PeerId peer) override;
   std::vector<StateHolder> peers_at(std::uint64_t step) const override;
   void set_announcement(std::vector<std::uint8_t> bytes) override;
   void look_for_group(GroupCallback done, Seconds timeout, Seconds due) override;

@@ -54,6 +54,8 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
     return oracle_.estimate(now, oracle_.members_.at(env_.self()).local.step);
   }
 
+  void member_lost(PeerId) override {}  // the oracle knows who is up
+
   std::vector<core::training::StateHolder> peers_at(std::uint64_t step) const override {
     std::vector<core::training::StateHolder> out;
     for (const auto& [peer, m] : oracle_.members_)

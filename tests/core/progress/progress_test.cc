@@ -120,6 +120,33 @@ TEST(ProgressTracker, RecordsAreRefreshedAndExpire) {
   EXPECT_EQ(seen->peers, 0u);
 }
 
+// A peer a round dropped is left out of the view at once, not when its record expires; a record
+// it publishes afterwards (it was only slow, or it restarted) brings it back.
+TEST(ProgressTracker, APeerLeftOutIsIgnoredUntilItPublishesAgain) {
+  testing::DhtSwarm swarm({1, 1, 1, 1});
+  ProgressTracker a(swarm.env(1), *swarm.nodes[1], ProgressConfig{"run", StepTarget{100}, 60, 30});
+  ProgressTracker b(swarm.env(2), *swarm.nodes[2], ProgressConfig{"run", StepTarget{100}, 60, 30});
+  a.report({3, 40, 8});
+  swarm.run_for(2);
+  auto fetch = [&] {
+    std::optional<GlobalProgress> seen;
+    b.fetch([&](const GlobalProgress& g) { seen = g; });
+    swarm.run_for(2);
+    EXPECT_TRUE(seen);
+    return seen ? seen->peers : 99u;
+  };
+  EXPECT_EQ(fetch(), 1u);
+  b.leave_out(1);
+  EXPECT_TRUE(b.others().empty());
+  EXPECT_EQ(fetch(), 0u);  // its record is still in the DHT, published before it was left out
+  swarm.run_for(1);
+  a.report({4, 0, 8});
+  swarm.run_for(2);
+  EXPECT_EQ(fetch(), 1u);
+  ASSERT_EQ(b.others().size(), 1u);
+  EXPECT_EQ(b.others()[0].step, 4u);
+}
+
 // A collaboration of peers with different speeds. Each trains in batches (env.compute), reports
 // after every batch and fetches; when the estimate reaches the target batch it takes a step, and
 // peers that see a newer global step catch up (their samples towards the old step are dropped).

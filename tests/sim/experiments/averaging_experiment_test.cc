@@ -96,6 +96,27 @@ TEST(AveragingExperiment, PeersThatLeaveAreLeftOutOfLaterRounds) {
   EXPECT_EQ(r.rounds.back().participants, 14u);
 }
 
+// Matchmaking over the DHT after a member died for good: the survivors leave it out of the group
+// they expect (their rounds dropped it; its progress record has not expired), and a leader whose
+// group holds everyone it expects begins at once. Before, no group could be full again and every
+// later round waited out the leader's 5 s declaration (the live swarm saw the same, issue 18).
+TEST(AveragingExperiment, APeerThatDiedForGoodDoesNotHoldUpLaterDhtRounds) {
+  const auto sc = scenario("", R"({"strategy": "ar", "rounds": 6, "part_bytes": 65536})", 4);
+  AveragingRunConfig cfg;
+  cfg.strategy = core::averaging::Strategy::AllReduce;
+  cfg.rounds = 6;
+  cfg.coordination = scenarios::Coordination::Dht;
+  cfg.failures.push_back({2, 1, 0.3, -1, SimWorld::Departure::Crash, false});
+  const AveragingRunResult r = run_averaging(sc, cfg);
+  ASSERT_EQ(r.rounds.size(), 6u);
+  EXPECT_EQ(r.rounds[1].failures, 1u);
+  const double healthy = r.rounds[1].started_s - r.rounds[0].started_s;
+  for (std::size_t k = 2; k < r.rounds.size(); ++k) {
+    EXPECT_EQ(r.rounds[k].participants, 3u) << "round " << k;
+    EXPECT_LT(r.rounds[k].started_s - r.rounds[k - 1].started_s, healthy + 0.2) << "round " << k;
+  }
+}
+
 TEST(AveragingExperiment, BandwidthTraceChangesLinksDuringTheRun) {
   // Two peers all-reduce 8 MB (fp32) over 100 Mb/s links; from the start of round 2 one of them
   // has a quarter of its bandwidth, so that round and the next take about four times as long.
