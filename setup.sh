@@ -8,6 +8,7 @@ packages=(
   cmake g++ make pkg-config            # toolchain
   libglpk-dev                          # the planner's LP/MIP solver
   libeigen3-dev                        # vector arithmetic in the core (averaging reduction)
+  libsodium-dev                        # Ed25519 signatures: the allowlist authentication (core/auth)
   nlohmann-json3-dev libcli11-dev      # scenarios and results as JSON; the CLI
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   clang libclang-rt-14-dev             # libFuzzer for the message-decoder fuzz tests

@@ -31,6 +31,7 @@ nlohmann::ordered_json to_json(const sim::TrainingRunResult& r) {
   j["mean_wait_s"] = r.mean_wait_s;
   j["mean_traffic_gb_per_hour"] = r.mean_traffic_gb_per_hour;
   j["coordination"] = r.coordination;
+  j["authenticated"] = r.authenticated;
   j["rounds"] = r.rounds;
   j["max_left_out_share"] = r.max_left_out_share;
   j["events"] = r.events;

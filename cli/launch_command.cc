@@ -36,6 +36,8 @@ struct LaunchArgs {
   exec::RandomChurnSpec churn;
   std::string chaos_gap;
   bool json = false, quiet = false;
+  bool auth = false;
+  double auth_ttl = 24 * 3600;
 };
 
 // Plain decimal digits below 2^32 (no sign, so "-1" does not wrap around).
@@ -175,6 +177,9 @@ const bool registered = register_command(
       sub.add_flag("--trace", a->o.trace, "per-peer JSON-lines timelines");
       sub.add_option("--congestion", a->o.congestion_control, "TCP congestion control of every connection ('' for the system's)")->capture_default_str();
       sub.add_flag("--measure-loopback", a->o.measure_loopback, "afterwards, measure one bulk TCP stream over 127.0.0.1 and print the throughput ratio");
+      sub.add_flag("--auth", a->auth, "allowlist authentication: the launcher is the authority, every message is signed and checked "
+                                      "(docs/trust.md; files in <out>/auth)");
+      sub.add_option("--auth-ttl", a->auth_ttl, "--auth: seconds the tokens are valid")->check(Positive(1e8, "a number of seconds"))->capture_default_str();
       sub.add_flag("--json", a->json, "print results.json instead of the table");
       sub.add_flag("--quiet", a->quiet, "no progress lines");
       return [a] {
@@ -204,6 +209,7 @@ const bool registered = register_command(
           throw core::InputError("command line", "--silent", "expected a --kill PEER@ROUND+SECONDS to make silent");
         o.timed_restart_after_s = a->restart;
         for (const std::string& j : a->joins) o.joins.push_back(parse_timed(j, "--join", sc.peers.size()));
+        if (a->auth) o.auth = exec::LaunchAuth{a->auth_ttl, std::nullopt};
         if (a->training) {
           o.train = a->train;
           // A dataset every peer would fail on is reported here, once, with the file and the place.

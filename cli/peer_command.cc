@@ -5,6 +5,8 @@
 
 #include "cli/checks.h"
 #include "cli/command.h"
+#include "core/input_error.h"
+#include "exec/auth_files.h"
 #include "exec/live_scenario.h"
 #include "exec/peer_process.h"
 #include "exec/train/training_peer.h"
@@ -40,6 +42,7 @@ struct PeerArgs {
   std::uint64_t check_stride = 0;
   std::string trace;
   std::string congestion;
+  std::string auth_key, auth_token, auth_peer_keys;
   // --train
   bool train = false;
   std::string model = "cnn";
@@ -97,6 +100,24 @@ exec::LiveHostConfig host_config(const PeerArgs& a, const scenarios::Scenario& s
   h.pace_all_bps = a.pace_all;
   h.trace_path = a.trace;
   h.congestion_control = a.congestion;
+  if (!a.auth_key.empty() || !a.auth_token.empty() || !a.auth_peer_keys.empty()) {
+    if (a.auth_key.empty() || a.auth_token.empty() || a.auth_peer_keys.empty())
+      throw std::invalid_argument("--auth-key, --auth-token and --auth-peer-keys go together (docs/trust.md)");
+    exec::LiveAuthConfig auth;
+    auth.key = exec::load_key_file(a.auth_key);
+    const exec::IssuedToken issued = exec::load_token_file(a.auth_token);
+    if (issued.token.peer_key != auth.key.public_key)
+      throw core::InputError(a.auth_token, "peer_public_key", "is not the public key of " + a.auth_key + " (--auth-key)");
+    auth.token = issued.token;
+    auth.authority = issued.authority;
+    auth.peer_keys = exec::load_peer_keys(a.auth_peer_keys);
+    if (auth.peer_keys.size() != sc.peers.size())
+      throw core::InputError(a.auth_peer_keys, "public_keys",
+                             "expected one entry per scenario peer (" + std::to_string(sc.peers.size()) + ")");
+    if (auth.peer_keys[a.id] != auth.key.public_key)
+      throw core::InputError(a.auth_peer_keys, "public_keys[" + std::to_string(a.id) + "]", "is not this peer's public key");
+    h.auth = std::move(auth);
+  }
   return h;
 }
 
@@ -181,6 +202,9 @@ const bool registered = register_command(
       sub.add_option("--check-stride", a->check_stride, "check every k-th element against the exact average (0: about 1M per round)");
       sub.add_option("--trace", a->trace, "append a JSON-lines timeline here");
       sub.add_option("--congestion", a->congestion, "TCP congestion control for every connection (default: the system's)");
+      sub.add_option("--auth-key", a->auth_key, "this peer's key file (`swarmlab auth keygen`): allowlist authentication on (docs/trust.md)");
+      sub.add_option("--auth-token", a->auth_token, "this peer's token file (`swarmlab auth issue`)");
+      sub.add_option("--auth-peer-keys", a->auth_peer_keys, "every peer's public key by id: {\"public_keys\": [...]}");
       sub.add_flag("--train", a->train, "train a model on Fashion-MNIST (libtorch) instead of averaging seeded vectors");
       sub.add_option("--model", a->model, "--train: the model")->check(CLI::IsMember(core::names_of(learn::kModelNames)))->capture_default_str();
       sub.add_option("--steps", a->steps, "--train: leave once the collaboration reached this global step")->check(Count(1, 10000000, "a number of steps"))->capture_default_str();

@@ -25,6 +25,7 @@ struct TrainArgs {
   double hours = 0;          // 0: the scenario's duration
   std::string out;
   bool no_replay = false;
+  bool auth = false;
   bool json = false;
   sim::RunBudget budget;
 };
@@ -43,11 +44,14 @@ const bool registered = register_command(
           ->check(Real(0.001, 10000, "a number of hours"));
       sub.add_option("--out", a->out, "write <scenario>.json and CSVs (series, peers, steps) here");
       sub.add_flag("--no-replay", a->no_replay, "simulate every averaging round (no replay of identical rounds)");
+      sub.add_flag("--auth", a->auth,
+                   "allowlist authentication on (the scenario's \"auth\" costs, else the measured defaults; docs/trust.md)");
       sub.add_flag("--json", a->json, "print JSON");
       add_budget_options(sub, a->budget);
       return [a] {
-        const scenarios::Scenario sc = scenarios::load_scenario(a->scenario);
+        scenarios::Scenario sc = scenarios::load_scenario(a->scenario);
         scenarios::require_collaboration(sc, "train");
+        if (a->auth && !sc.auth) sc.auth = scenarios::AuthSpec{};
         if (sc.averaging.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, false, "swarmlab train");
         sim::check_budget(sim::training_cost(sc, a->hours > 0 ? a->hours * 3600 : sc.training.duration_s), a->budget,
                           sc.source, "peers, workload, training.duration_s, training.metrics_interval_s");
@@ -63,8 +67,8 @@ const bool registered = register_command(
           std::cout << analysis::to_json(r).dump(2) << "\n";
           return kExitOk;
         }
-        std::printf("%s: %s, %s coordination, %.2f h simulated\n", sc.name.c_str(), r.mode.c_str(), r.coordination.c_str(),
-                    r.duration_s / 3600);
+        std::printf("%s: %s, %s coordination%s, %.2f h simulated\n", sc.name.c_str(), r.mode.c_str(), r.coordination.c_str(),
+                    r.authenticated ? ", authenticated" : "", r.duration_s / 3600);
         std::printf("steps %llu (%.1f/h), rounds %llu (%llu simulated, %llu replayed), mean round %.2f s\n",
                     static_cast<unsigned long long>(r.steps), r.steps_per_hour, static_cast<unsigned long long>(r.rounds),
                     static_cast<unsigned long long>(r.rounds_simulated), static_cast<unsigned long long>(r.rounds_replayed),

@@ -327,6 +327,8 @@ LaunchResult launch(const LaunchOptions& o) {
     std::filesystem::remove_all(result.out_dir + "/parameters");
     std::filesystem::remove_all(result.out_dir + "/checkpoints");
   }
+  const std::vector<std::vector<std::string>> auth_args =
+      o.auth ? write_launch_auth(*o.auth, n, result.out_dir + "/auth") : std::vector<std::vector<std::string>>(n);
   auto plan_for = [&](std::size_t i, int incarnation) {
     SpawnPlan p;
     p.executable = executable;
@@ -347,6 +349,7 @@ LaunchResult launch(const LaunchOptions& o) {
     }
     if (!o.congestion_control.empty()) p.argv.insert(p.argv.end(), {"--congestion", o.congestion_control});
     if (o.trace) p.argv.insert(p.argv.end(), {"--trace", result.out_dir + "/trace-" + std::to_string(i) + ".jsonl"});
+    p.argv.insert(p.argv.end(), auth_args[i].begin(), auth_args[i].end());
     if (o.train) add_training_arguments(p.argv, *o.train, live.peers[i].compute_sps, i, result.out_dir);
     if (emulator) p.netns_path = emulator->netns_path(i);
     p.out_path = out_paths[i];

@@ -19,6 +19,7 @@
 #include "core/averaging/strategy.h"
 #include "core/codec/codec.h"
 #include "core/training/round_timeouts.h"
+#include "exec/launch_auth.h"
 #include "exec/random_churn.h"
 #include "exec/training_results.h"
 #include "scenarios/scenario.h"
@@ -95,6 +96,9 @@ struct LaunchOptions {
   // After the run, measure the loopback limit (exec/bulk_stream.h) with as many bytes as the
   // busiest round moved, for the throughput ratio.
   bool measure_loopback = false;
+  // Allowlist authentication: the launcher is the authority (exec/launch_auth.h), files under
+  // out_dir/auth/.
+  std::optional<LaunchAuth> auth;
   std::function<void(const std::string&)> progress;        // one line per event, optional
 };
 

@@ -31,7 +31,7 @@ LiveEnvironment::LiveEnvironment(EventLoop& loop, TcpTransport::Options transpor
             if (sink_) sink_->on_link_failure(peer);
           }),
       worker_(loop, options_.compute_sps),
-      rng_(options_.seed, self_ + 1) {
+      rng_(options_.seed ^ options_.process_nonce, self_ + 1) {
   if (!options_.trace_path.empty()) {
     trace_ = std::make_unique<std::ofstream>(options_.trace_path, std::ios::app);
     if (!*trace_) throw std::runtime_error("cannot write the trace file " + options_.trace_path);

@@ -22,7 +22,10 @@
 namespace swarmlab::exec {
 
 struct LiveEnvironmentOptions {
-  std::uint64_t seed = 1;        // the rng is core::Rng(seed, self + 1), as in the simulator
+  std::uint64_t seed = 1;        // the rng is core::Rng(seed ^ process_nonce, self + 1)
+  // Drawn from the OS per process (LiveHost): a restarted peer's draws (group ids among them) must
+  // not repeat its predecessor's, which its peers still remember. 0: as in the simulator.
+  std::uint64_t process_nonce = 0;
   double compute_sps = 0;        // samples/s of the v1 compute stand-in; 0 = cannot compute
   bool pacing = true;
   std::string trace_path;        // empty: no timeline

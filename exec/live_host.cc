@@ -2,8 +2,11 @@
 
 #include <sys/resource.h>
 
+#include <chrono>
 #include <iomanip>
 #include <sstream>
+
+#include "exec/entropy.h"
 
 namespace swarmlab::exec {
 
@@ -19,10 +22,21 @@ LiveHost::LiveHost(const LiveHostConfig& cfg, std::ostream& log) : cfg_(cfg), lo
   t.log = [this](const std::string& line) { this->log(line); };
   LiveEnvironmentOptions e;
   e.seed = cfg.seed;
+  e.process_nonce = random_u64();
   e.compute_sps = cfg.compute_sps;
   e.pacing = cfg.pacing && cfg.pace_all_bps <= 0;
   e.trace_path = cfg.trace_path;
   env_ = std::make_unique<LiveEnvironment>(loop_, std::move(t), e);
+  if (cfg.auth) {
+    const LiveAuthConfig& a = *cfg.auth;
+    authenticator_ = std::make_unique<core::auth::Authenticator>(a.authority, a.key, a.token, random_u64());
+    core::auth::AuthenticatedEnvironmentOptions o;
+    o.key_of = [keys = a.peer_keys](core::PeerId p) { return p < keys.size() ? keys[p] : std::nullopt; };
+    // Tokens and envelopes carry Unix time; the loop's clock counts from the run's origin.
+    o.unix_origin_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() - loop_.now();
+    auth_env_ = std::make_unique<core::auth::AuthenticatedEnvironment>(*env_, *authenticator_, std::move(o));
+  }
 }
 
 void LiveHost::log(const std::string& line) {
@@ -91,7 +105,9 @@ void LiveHost::finish() {
 }
 
 void LiveHost::drain(double deadline) {
-  if ((env_->transport().queued_bytes() == 0 && holds_ == 0) || loop_.now() > deadline) {
+  // Until the others acknowledged our last bytes: closing a socket that still holds unread input
+  // resets it, and the receiver loses what it had not read (a reducer's last averages).
+  if ((env_->transport().unacknowledged_bytes() == 0 && holds_ == 0) || loop_.now() > deadline) {
     loop_.schedule(0.1, [this] { loop_.stop(); });
     return;
   }
@@ -113,6 +129,15 @@ void LiveHost::add_exit_counters(nlohmann::ordered_json& line) {
   line["bytes_received"] = s.bytes_received;
   line["rejected_connections"] = s.rejected_connections;
   line["link_failures"] = s.link_failures;
+  if (authenticator_) {
+    nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
+    for (std::size_t r = 0; r < core::auth::kRejectionKinds; ++r)
+      if (const auto n = authenticator_->rejected(static_cast<core::auth::Rejection>(r)))
+        rejected[core::auth::name(static_cast<core::auth::Rejection>(r))] = n;
+    line["auth_accepted"] = authenticator_->accepted();
+    line["auth_rejected"] = std::move(rejected);
+    line["auth_unknown_peers"] = auth_env_->unknown_peers();
+  }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   line["cpu_user_s"] = static_cast<double>(ru.ru_utime.tv_sec) + ru.ru_utime.tv_usec * 1e-6;

@@ -14,12 +14,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/auth/authenticated_environment.h"
 #include "core/training/collaborative_peer.h"
 #include "exec/event_loop.h"
 #include "exec/live_environment.h"
 #include "exec/socket_address.h"
 
 namespace swarmlab::exec {
+
+// Allowlist authentication (docs/trust.md §1): this peer's key and token, the authority's public
+// key, and every peer's public key by id (the run's key directory, shared like its addresses).
+struct LiveAuthConfig {
+  core::auth::KeyPair key;
+  core::auth::AccessToken token;
+  core::auth::PublicKey authority{};
+  std::vector<std::optional<core::auth::PublicKey>> peer_keys;
+};
 
 struct LiveHostConfig {
   core::PeerId id = 0;
@@ -37,6 +47,7 @@ struct LiveHostConfig {
   double pace_all_bps = 0;         // > 0: pace every connection at this rate instead (test knob)
   std::string trace_path;
   std::string congestion_control;  // TCP_CONGESTION for every connection; empty: the system's
+  std::optional<LiveAuthConfig> auth;  // every message signed and checked
 };
 
 class LiveHost {
@@ -45,6 +56,9 @@ class LiveHost {
 
   EventLoop& loop() { return loop_; }
   LiveEnvironment& env() { return *env_; }
+  // Where the peer's services run: the authenticating layer over env() when auth is on.
+  core::Environment& peer_env() { return auth_env_ ? static_cast<core::Environment&>(*auth_env_) : *env_; }
+  const core::auth::Authenticator* authenticator() const { return authenticator_.get(); }
   double now() const { return loop_.now(); }
 
   // Listens and dials, then starts `peer` once connected to everyone reachable (or after half the
@@ -79,6 +93,8 @@ class LiveHost {
   std::ostream& log_;
   EventLoop loop_;
   std::unique_ptr<LiveEnvironment> env_;
+  std::unique_ptr<core::auth::Authenticator> authenticator_;
+  std::unique_ptr<core::auth::AuthenticatedEnvironment> auth_env_;
   EventLoop::TimerId idle_timer_ = 0;
   std::size_t holds_ = 0;
   bool abandoned_ = false;

@@ -21,11 +21,11 @@ class PeerProcess {
 
   int run() {
     core::training::PeerParts parts;
-    parts.coordinator = std::make_unique<core::training::DhtCoordinator>(host_.env(), cfg_.coordination);
-    auto learner = std::make_unique<SeededVectorLearner>(host_.env(), cfg_.host.seed, cfg_.parameters);
+    parts.coordinator = std::make_unique<core::training::DhtCoordinator>(host_.peer_env(), cfg_.coordination);
+    auto learner = std::make_unique<SeededVectorLearner>(host_.peer_env(), cfg_.host.seed, cfg_.parameters);
     learner_ = learner.get();
     parts.learner = std::move(learner);
-    peer_ = std::make_unique<CollaborativePeer>(host_.env(), cfg_.peer, std::move(parts), events());
+    peer_ = std::make_unique<CollaborativePeer>(host_.peer_env(), cfg_.peer, std::move(parts), events());
     host_.start(*peer_);
     const bool abandoned = host_.run();
     write_exit_line();

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -107,6 +109,16 @@ std::uint64_t TcpTransport::queued_bytes() const {
   for (const auto& link : links_) {
     total += link.waiting_bytes;
     if (link.conn) total += link.conn->out_bytes;
+  }
+  return total;
+}
+
+std::uint64_t TcpTransport::unacknowledged_bytes() const {
+  std::uint64_t total = queued_bytes();
+  for (const auto& link : links_) {
+    if (!link.conn || link.conn->fd < 0) continue;
+    int unsent = 0;
+    if (ioctl(link.conn->fd, SIOCOUTQ, &unsent) == 0 && unsent > 0) total += static_cast<std::uint64_t>(unsent);
   }
   return total;
 }

@@ -126,6 +126,10 @@ class TcpTransport {
   std::optional<SocketAddress> address_of(core::PeerId peer) const;
   // Bytes queued and not yet handed to the kernel, over all peers.
   std::uint64_t queued_bytes() const;
+  // Those, and the bytes in the kernel's send queues that the receivers have not acknowledged yet
+  // (SIOCOUTQ): a process that leaves must wait for these, or closing a socket that still holds
+  // unread input resets the connection and the receiver loses them.
+  std::uint64_t unacknowledged_bytes() const;
   const Stats& stats() const { return stats_; }
   std::size_t peers() const { return links_.size(); }
 

@@ -107,6 +107,14 @@ struct TrainingSpec {
   double metrics_interval_s = 1800;    // time-series bucket
 };
 
+// From "auth": every message is sealed in a signed envelope and opened by its receiver
+// (docs/trust.md §1). The CPU time of sealing and opening one, per message and per payload byte;
+// the defaults are BM_AuthSeal / BM_AuthOpen on the machine named in docs/trust.md.
+struct AuthSpec {
+  double sign_s = 19e-6, sign_s_per_byte = 1.2e-9;
+  double verify_s = 52e-6, verify_s_per_byte = 1.2e-9;
+};
+
 // A DHT-only collaboration: N peers doing puts and gets while churn replaces a share per hour.
 struct DhtSpec {
   std::uint32_t peers = 0;
@@ -125,6 +133,7 @@ struct Scenario {
   std::vector<FailureSpec> failures;  // from "failures"
   std::optional<DhtSpec> dht;          // from "dht": a DHT-only scenario (no workload, no peers)
   TrainingSpec training;              // from "training" (defaults when absent)
+  std::optional<AuthSpec> auth;        // from "auth": allowlist authentication on
   traces::ChurnTrace churn;                            // from "churn_trace" (empty when absent)
   traces::BandwidthTrace bandwidth;                    // from "bandwidth_trace" (empty when absent)
   std::string churn_trace_path, bandwidth_trace_path;  // as resolved; empty when absent

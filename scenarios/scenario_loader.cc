@@ -392,6 +392,19 @@ void load_training(Loader& L, const json& v, const std::string& path) {
     L.fail(f.path("local_batch"), "missing required field: DiLoCo needs samples per local step (local_batch)");
 }
 
+// Allowlist authentication: present turns it on; the fields override the measured CPU costs.
+void load_auth(Loader& L, const json& v, const std::string& path) {
+  const Fields f(L, v, path, "an auth object {sign_s, sign_s_per_byte, verify_s, verify_s_per_byte}",
+                 {"sign_s", "sign_s_per_byte", "verify_s", "verify_s_per_byte"});
+  AuthSpec a;
+  for (auto [name, field] : {std::pair{"sign_s", &a.sign_s}, std::pair{"sign_s_per_byte", &a.sign_s_per_byte},
+                             std::pair{"verify_s", &a.verify_s}, std::pair{"verify_s_per_byte", &a.verify_s_per_byte}})
+    if (const json* x = f.find(name))
+      *field = check_range(L, f.path(name), get_non_negative(L, *x, f.path(name), "seconds of CPU"), 0, 1,
+                           "s", "at most 1 s of CPU per message or byte");
+  L.sc.auth = a;
+}
+
 // A DHT-only collaboration (swarmlab sim runs the DHT scale experiment on it).
 void load_dht(Loader& L, const json& v, const std::string& path) {
   const Fields f(L, v, path, "a dht object {peers, churn_per_hour, hours}", {"peers", "churn_per_hour", "hours"});
@@ -419,6 +432,7 @@ constexpr Section kSections[] = {
     {"failures", false, "", load_failures},
     {"dht", false, "", load_dht},
     {"training", false, "", load_training},
+    {"auth", false, "", load_auth},
 };
 
 }  // namespace

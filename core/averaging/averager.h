@@ -17,6 +17,8 @@ class Averager : public Service {
   // empty for a sizes-only round; averaged values are written into it. `done` runs once, never
   // inside this call.
   virtual void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done) = 0;
+  // Whether this peer started a round of this id (a round id is used once per peer).
+  virtual bool has_round(std::uint64_t round_id) const = 0;
 };
 
 }  // namespace swarmlab::core::averaging

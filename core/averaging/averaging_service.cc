@@ -7,7 +7,7 @@ namespace swarmlab::core::averaging {
 void AveragingService::start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts,
                                    ButterflyRound::Done done) {
   const std::uint64_t id = plan.round_id;
-  if (rounds_.count(id) || finished_.count(id))
+  if (has_round(id))
     throw std::invalid_argument("averaging: round " + std::to_string(id) + " already started on this peer");
   auto round = std::make_unique<ButterflyRound>(
       env_, std::move(plan), values, timeouts, [this, id, done = std::move(done)](const RoundOutcome& outcome) {

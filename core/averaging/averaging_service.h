@@ -24,6 +24,7 @@ class AveragingService final : public Averager {
 
   // Starts this peer's side of a round (see ButterflyRound for `values`). `done` runs once.
   void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done) override;
+  bool has_round(std::uint64_t round_id) const override { return rounds_.count(round_id) || finished_.count(round_id); }
 
   void handle(PeerId from, const Message& message) override;
   void on_link_failure(PeerId peer) override;

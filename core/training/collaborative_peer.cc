@@ -338,6 +338,13 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // meanwhile: look again.
   if (left_) return;
   if (!group || !roles_for(*group) || phase_ != Phase::Training) return schedule_fetch(config_.min_fetch_period);
+  // A group this peer averaged in before (a restarted leader whose draws repeat its predecessor's,
+  // or a Begin replayed from the network): its parts would mix with the old round's. Decline it;
+  // the other members see this peer drop out.
+  if (averager_->has_round(group->group_id)) {
+    ++repeated_groups_;
+    return schedule_fetch(config_.min_fetch_period);
+  }
   // The group may form before the step is due: each member starts its part once its own estimate
   // says the step is due (or someone already took it).
   in_round_ = true;  // no new search and no state download while this group waits

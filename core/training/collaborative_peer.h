@@ -139,6 +139,8 @@ class CollaborativePeer {
   Learner& learner() { return *learner_; }
   const RoundTimeouts& timeouts() const { return timeouts_; }
   std::uint64_t rejected_states() const { return rejected_states_; }
+  // Groups declined because this peer had already averaged under their id.
+  std::uint64_t repeated_groups() const { return repeated_groups_; }
   // The roles this peer computes for a group (indexed like its members); nullptr when the group
   // cannot average (nobody computes, or the strategy cannot run with these members).
   const averaging::RoleAssignment* roles_for(const matchmaking::Group& group);
@@ -213,6 +215,7 @@ class CollaborativePeer {
   std::deque<KeptUpdate> kept_;           // the last steps, oldest first, a chain
   bool left_ = false;
   std::uint64_t rejected_states_ = 0;
+  std::uint64_t repeated_groups_ = 0;
   // Callbacks from services may outlive this object; they check this flag first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

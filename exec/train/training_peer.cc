@@ -66,12 +66,12 @@ class TrainingPeerProcess {
         [&loop](std::function<void()> fn) { loop.post(std::move(fn)); });
     torch_ = torch.get();
     core::training::PeerParts parts;
-    parts.coordinator = std::make_unique<core::training::DhtCoordinator>(host_.env(), cfg_.coordination);
+    parts.coordinator = std::make_unique<core::training::DhtCoordinator>(host_.peer_env(), cfg_.coordination);
     if (cfg_.compute_cap_sps > 0)
-      parts.learner = std::make_unique<PacedLearner>(host_.env(), std::move(torch), cfg_.compute_cap_sps);
+      parts.learner = std::make_unique<PacedLearner>(host_.peer_env(), std::move(torch), cfg_.compute_cap_sps);
     else
       parts.learner = std::move(torch);
-    peer_ = std::make_unique<CollaborativePeer>(host_.env(), cfg_.peer, std::move(parts), events());
+    peer_ = std::make_unique<CollaborativePeer>(host_.peer_env(), cfg_.peer, std::move(parts), events());
     nlohmann::ordered_json start;
     start["peer"] = cfg_.host.id;
     start["event"] = "start";

@@ -26,6 +26,9 @@ class RoundReplay::PeerAverager final : public core::averaging::Averager {
   void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done) override {
     replay_.start(*this, std::move(plan), values, timeouts, std::move(done));
   }
+  // Replayed rounds run no protocol and are not remembered; group ids come from per-peer seeded
+  // streams in the simulator and do not repeat.
+  bool has_round(std::uint64_t round_id) const override { return inner_.has_round(round_id); }
   void handle(PeerId from, const core::Message& message) override { inner_.handle(from, message); }
   void on_link_failure(PeerId peer) override { inner_.on_link_failure(peer); }
 

@@ -165,6 +165,7 @@ class TrainingRun {
     r.scenario = sc_.name;
     r.mode = std::string(core::training::name(t_.mode));
     r.coordination = std::string(core::name_of(scenarios::kCoordinationNames, coordination_));
+    r.authenticated = sc_.auth.has_value();
     r.dpu = swarm_->config(0).dpu;
     r.duration_s = end;
     r.steps = global_step_;

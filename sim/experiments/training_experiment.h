@@ -62,6 +62,7 @@ struct TrainingRunResult {
   std::string scenario;
   std::string mode;           // "dedloc" or "diloco"
   std::string coordination;   // "oracle" or "dht"
+  bool authenticated = false; // the scenario's "auth": every message signed and checked
   bool dpu = false;
   double duration_s = 0;
   std::uint64_t steps = 0;        // global (outer, for DiLoCo) optimizer steps

@@ -50,12 +50,15 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
           return next;
         });
   }
+  if (sc.auth) auth_ = std::make_unique<SimAuth>(*sc.auth, n, sc.seed);
+  authenticated_.resize(n);
   peers_.resize(n);
 }
 
 SimSwarm::~SimSwarm() {
   // Peers go before the world, oracle and replay they use.
   for (auto& p : peers_) p.reset();
+  for (auto& a : authenticated_) a.reset();
 }
 
 std::size_t SimSwarm::start() {
@@ -100,7 +103,8 @@ core::training::CollaborativePeerEvents SimSwarm::events_for(PeerId i) {
 void SimSwarm::bring_up(PeerId i) {
   if (peers_.at(i)) return;
   if (!world_->is_up(i)) world_->set_up(i);
-  core::Environment& env = world_->env(i);
+  if (auth_) authenticated_[i] = auth_->authenticate(i, world_->env(i));
+  core::Environment& env = auth_ ? authenticated_[i]->env() : world_->env(i);
   core::training::CollaborativePeerConfig config = configs_[i];
   config.capacity = peer_capacity(sc_, i, engine_.now(), options_.transport);
   core::training::PeerParts parts;
@@ -127,6 +131,7 @@ void SimSwarm::take_down(PeerId i, SimWorld::Departure how) {
   if (replay_) replay_->peer_down(i);
   world_->set_down(i, how);
   peers_[i].reset();  // after set_down, so it cancels nothing twice
+  authenticated_[i].reset();
 }
 
 }  // namespace swarmlab::sim

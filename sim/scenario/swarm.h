@@ -7,7 +7,8 @@
 //
 // What it plugs into each peer: a coordinator (the oracle, sim/binding/oracle.h, or the DHT's,
 // core/training/dht_coordinator.h), a virtual learner (sim/binding/virtual_learner.h) and, unless
-// disabled, the round replay (sim/binding/round_replay.h).
+// disabled, the round replay (sim/binding/round_replay.h). With the scenario's "auth" section, each
+// peer runs on the allowlist authentication layer (sim/binding/sim_auth.h).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "sim/binding/chrome_trace.h"
 #include "sim/binding/oracle.h"
 #include "sim/binding/round_replay.h"
+#include "sim/binding/sim_auth.h"
 #include "sim/binding/sim_world.h"
 #include "sim/binding/virtual_learner.h"
 #include "sim/engine.h"
@@ -94,8 +96,10 @@ class SimSwarm {
   std::unique_ptr<SimWorld> world_;
   std::unique_ptr<Oracle> oracle_;
   std::unique_ptr<RoundReplay> replay_;
+  std::unique_ptr<SimAuth> auth_;  // when the scenario has "auth"
   std::shared_ptr<core::averaging::RolesCache> roles_cache_ = std::make_shared<core::averaging::RolesCache>();
   std::vector<core::training::CollaborativePeerConfig> configs_;
+  std::vector<std::unique_ptr<AuthenticatedPeer>> authenticated_;        // under peers_, when auth_
   std::vector<std::unique_ptr<core::training::CollaborativePeer>> peers_;  // null while down
 };
 

@@ -8,8 +8,11 @@
 
 #include <csignal>
 #include <cstdio>
+#include <fstream>
+#include <optional>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "exec/link_emulator.h"
 #include "exec/live_scenario.h"
@@ -86,6 +89,32 @@ TEST(LiveSwarm, EveryStrategyAveragesExactlyOverLoopback) {
     if (strategy == core::averaging::Strategy::Planned) EXPECT_GE(last.participants, 4u);
     else EXPECT_EQ(last.participants, strategy == core::averaging::Strategy::AllReduce ? 4u : 5u);
     for (int code : r.exit_codes) EXPECT_EQ(code, 0);
+  }
+}
+
+// With allowlist authentication (docs/trust.md §1) the launcher is the authority: every peer gets a
+// key and a token, every message travels in a signed envelope, and the rounds average exactly.
+TEST(LiveSwarm, WithAuthenticationEveryMessageIsSignedAndCheckedAndRoundsAverageExactly) {
+  TempDir dir;
+  LaunchOptions o = testing::test_launch(dir.write("s.json", testing::small_scenario()), dir.path + "/out");
+  o.strategy = core::averaging::Strategy::AllReduce;
+  o.rounds = 2;
+  o.auth = LaunchAuth{};
+  const LaunchResult r = launch(o);
+  EXPECT_TRUE(r.ok);
+  ASSERT_EQ(r.rounds.size(), 2u);
+  for (const auto& round : r.rounds) EXPECT_TRUE(round.values_ok);
+  for (std::size_t i = 0; i < r.exit_codes.size(); ++i) {
+    std::ifstream in(r.out_dir + "/peer-" + std::to_string(i) + ".jsonl");
+    std::optional<nlohmann::json> exit;
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("event", "") == "exit") exit = j;
+    }
+    ASSERT_TRUE(exit.has_value()) << "peer " << i;
+    EXPECT_GT(exit->value("auth_accepted", 0u), 0u) << "peer " << i;
+    EXPECT_TRUE(exit->at("auth_rejected").empty()) << "peer " << i << ": " << exit->at("auth_rejected").dump();
+    EXPECT_EQ(exit->value("auth_unknown_peers", 1u), 0u) << "peer " << i;
   }
 }
 

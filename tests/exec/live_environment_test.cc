@@ -13,21 +13,12 @@
 #include "core/averaging/role_assignment.h"
 #include "core/service_mux.h"
 #include "exec/gradient_values.h"
+#include "loopback_listener.h"
 
 namespace swarmlab::exec {
 namespace {
 
-int listening_socket(std::uint16_t& port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in sa = SocketAddress::loopback(0).to_sockaddr();
-  EXPECT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa), 0);
-  EXPECT_EQ(listen(fd, 64), 0);
-  sockaddr_in bound{};
-  socklen_t len = sizeof bound;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-  port = ntohs(bound.sin_port);
-  return fd;
-}
+using testing::listening_socket;
 
 struct Peers {
   Peers(std::size_t n, double compute_sps = 0) {

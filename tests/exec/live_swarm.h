@@ -1,5 +1,7 @@
 #pragma once
 // Helpers for tests that start real peer processes through the launcher.
+#include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,6 +19,8 @@ struct TempDir {
     path = mkdtemp(tmpl.data()) ? tmpl : "";
   }
   ~TempDir() {
+    // A failed test's files stay for its "see DIR" message.
+    if (::testing::Test::HasFailure()) return;
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
   }

@@ -16,21 +16,12 @@
 
 #include "exec/frame_reader.h"
 #include "exec/handshake.h"
+#include "loopback_listener.h"
 
 namespace swarmlab::exec {
 namespace {
 
-int listening_socket(std::uint16_t& port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in sa = SocketAddress::loopback(0).to_sockaddr();
-  EXPECT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa), 0);
-  EXPECT_EQ(listen(fd, 64), 0);
-  sockaddr_in bound{};
-  socklen_t len = sizeof bound;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-  port = ntohs(bound.sin_port);
-  return fd;
-}
+using testing::listening_socket;
 
 struct Received {
   core::PeerId from;

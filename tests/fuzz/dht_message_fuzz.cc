@@ -121,23 +121,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
 #else
 
-#include <fstream>
-#include <iostream>
-#include <string>
+#include "tests/fuzz/corpus_writer.h"
 
 // Writes one seed per message kind, with request ids that match requests node 0 has pending.
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: " << argv[0] << " <corpus directory>\n";
-    return 2;
-  }
-  const std::string dir = argv[1];
-  int written = 0;
-  auto write = [&](const std::string& name, const std::vector<std::uint8_t>& bytes) {
-    std::ofstream(dir + "/" + name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                             static_cast<std::streamsize>(bytes.size()));
-    ++written;
-  };
+  swarmlab::fuzz::CorpusWriter corpus(argc, argv);
+  if (!corpus.ok()) return 2;
   World probe;
   const core::dht::NodeId peer1 = probe.nodes[1]->id();
   auto base = [&](MessageKind kind, std::uint64_t id) {
@@ -154,19 +143,19 @@ int main(int argc, char** argv) {
   contacts.push_back({core::dht::NodeId::random(rng), 1});
 
   // Requests of every kind.
-  write("ping", core::dht::encode(base(MessageKind::PingRequest, 7)));
+  corpus.write("ping", core::dht::encode(base(MessageKind::PingRequest, 7)));
   DhtMessage fn = base(MessageKind::FindNodeRequest, 8);
   fn.target = core::dht::NodeId::random(rng);
-  write("find_node", core::dht::encode(fn));
+  corpus.write("find_node", core::dht::encode(fn));
   DhtMessage fv = base(MessageKind::FindValueRequest, 9);
   fv.target = core::dht::NodeId::of_key("stored");
-  write("find_value", core::dht::encode(fv));
+  corpus.write("find_value", core::dht::encode(fv));
   DhtMessage st = base(MessageKind::StoreRequest, 10);
   st.target = core::dht::NodeId::of_key("x");
   st.value = {{1, 2}, 100};
-  write("store", core::dht::encode(st));
+  corpus.write("store", core::dht::encode(st));
   st.subkey = core::dht::Bytes{'k'};
-  write("store_subkey", core::dht::encode(st));
+  corpus.write("store_subkey", core::dht::encode(st));
 
   // Replies to whatever node 0 waits for from peer 1: find the ids by trying them.
   for (MessageKind kind : {MessageKind::FindNodeResponse, MessageKind::FindValueResponse,
@@ -179,14 +168,13 @@ int main(int argc, char** argv) {
       reply.stored = true;
       World w;
       if (w.nodes[0]->receive(1, core::dht::encode(reply))) {
-        write("reply_" + std::to_string(static_cast<int>(kind)), core::dht::encode(reply));
+        corpus.write("reply_" + std::to_string(static_cast<int>(kind)), core::dht::encode(reply));
         break;
       }
     }
   }
-  write("garbage", {1, 9, 0, 0});
-  std::cout << "wrote " << written << " seeds to " << dir << "\n";
-  return 0;
+  corpus.write("garbage", {1, 9, 0, 0});
+  return corpus.done();
 }
 
 #endif

@@ -95,25 +95,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
 #else
 
-#include <fstream>
-#include <iostream>
-#include <string>
+#include "tests/fuzz/corpus_writer.h"
 
 // Writes one seed per message kind, with terms and indexes that match the world's state.
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: " << argv[0] << " <corpus directory>\n";
-    return 2;
-  }
+  swarmlab::fuzz::CorpusWriter corpus(argc, argv);
+  if (!corpus.ok()) return 2;
   using namespace core::raft;
-  const std::string dir = argv[1];
-  int written = 0;
-  auto write = [&](const std::string& name, const RaftMessage& m) {
-    const auto bytes = encode(m);
-    std::ofstream(dir + "/" + name, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    ++written;
-  };
+  auto write = [&](const std::string& name, const RaftMessage& m) { corpus.write(name, encode(m)); };
   World w;
   RaftNode& lead = w.node(w.leader);
   const Term term = lead.term();
@@ -188,10 +177,8 @@ int main(int argc, char** argv) {
   m.leader = w.leader;
   write("client_reply", m);
 
-  std::ofstream(dir + "/garbage", std::ios::binary).write("\x06\x03\x00\xff", 4);
-  ++written;
-  std::cout << "wrote " << written << " seeds to " << dir << "\n";
-  return 0;
+  corpus.write("garbage", {0x06, 0x03, 0x00, 0xff});
+  return corpus.done();
 }
 
 #endif

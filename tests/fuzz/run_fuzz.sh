@@ -2,7 +2,7 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, live, scenario, trace or idx; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, live, auth, scenario, trace or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
 # Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc: idx, the dataset files' decoder) with its seeds in tests/fuzz/corpus/<t>/.
@@ -67,13 +67,22 @@ case "$target" in
       "$root"/exec/socket_address.cc
     )
     ;;
+  auth)
+    sources=(
+      "$root"/core/wire.cc
+      "$root"/core/auth/signing.cc
+      "$root"/core/auth/access_token.cc
+      "$root"/core/auth/authenticator.cc
+    )
+    libs=(-lsodium)
+    ;;
   idx)
     sources=("$root"/learn/fashion_mnist.cc)
     fuzzer="$root/tests/fuzz/idx_fuzz.cc"
     libs=(-lz)
     ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft, training, live, scenario, trace, idx)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, training, live, auth, scenario, trace, idx)" >&2
     exit 2
     ;;
 esac

@@ -64,7 +64,7 @@ INSTANTIATE_TEST_SUITE_P(
             "bandwidth_bps, compute_sps, count, download_bps, failure_rate, join_s, latency_ms, leave_s, "
             "name, reachability, upload_bps)"},
         BadScenario{"unknown_section.json", "optimizer",
-                    "unknown field \"optimizer\" in a scenario (allowed fields: averaging, bandwidth_trace, "
+                    "unknown field \"optimizer\" in a scenario (allowed fields: auth, averaging, bandwidth_trace, "
                     "churn_trace, description, dht, failures, name, pair_caps, peers, seed, training, workload)"},
         BadScenario{"empty_peers.json", "peers", "expected at least one peer, got an empty array"},
         BadScenario{"truncated.json", "line 5, column 1",

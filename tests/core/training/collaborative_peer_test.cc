@@ -53,5 +53,68 @@ TEST(CollaborativePeer, AWorkerSlowerThanItAnnouncesStillContributesItsWholeQuot
   for (const auto& p : peers) EXPECT_GE(p->step(), 5u);
 }
 
+// Every member maps group ids onto {0, 1, 2}, as a restarted leader repeating its predecessor's
+// draws would: from the fourth group on, each id is one the peers averaged under before.
+class FoldedGroupIds final : public Coordinator {
+ public:
+  explicit FoldedGroupIds(std::unique_ptr<Coordinator> inner) : inner_(std::move(inner)) {}
+  void attach(ServiceMux& mux) override { inner_->attach(mux); }
+  void join(std::vector<PeerId> bootstrap, Joined done) override { inner_->join(std::move(bootstrap), std::move(done)); }
+  void report(const progress::LocalProgress& local) override { inner_->report(local); }
+  void fetch(ProgressCallback done) override { inner_->fetch(std::move(done)); }
+  progress::GlobalProgress estimate(Seconds now) const override { return inner_->estimate(now); }
+  void member_lost(PeerId peer) override { inner_->member_lost(peer); }
+  std::vector<StateHolder> peers_at(std::uint64_t step) const override { return inner_->peers_at(step); }
+  void set_announcement(std::vector<std::uint8_t> bytes) override { inner_->set_announcement(std::move(bytes)); }
+  void look_for_group(GroupCallback done, Seconds timeout, Seconds due) override {
+    inner_->look_for_group(
+        [done = std::move(done)](std::optional<matchmaking::Group> g) {
+          if (g) g->group_id %= 3;
+          done(std::move(g));
+        },
+        timeout, due);
+  }
+  void cancel_search() override { inner_->cancel_search(); }
+  bool looking() const override { return inner_->looking(); }
+
+ private:
+  std::unique_ptr<Coordinator> inner_;
+};
+
+// A group id a peer already averaged under (a restarted leader whose random draws repeat its
+// predecessor's; a Begin replayed from the network) is declined, not a crash: starting the round
+// would throw, and before the fix every member of such a group died at once.
+TEST(CollaborativePeer, AGroupIdItAveragedUnderBeforeIsDeclinedNotACrash) {
+  constexpr std::size_t kPeers = 3;
+  core::testing::MemoryWorld world(kPeers, core::testing::PeerSpec{0.01, 1e8, /*compute_sps=*/20});
+  std::vector<std::unique_ptr<CollaborativePeer>> peers;
+  for (PeerId i = 0; i < kPeers; ++i) {
+    CollaborativePeerConfig c;
+    c.target_batch = 40;
+    c.trainer.micro_batch = 10;
+    c.strategy = averaging::Strategy::AllReduce;
+    c.capacity.compute_sps = 20;
+    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
+    DhtCoordinatorConfig dc;
+    dc.progress.run = "folded";
+    dc.progress.target = c.step_target();
+    dc.matchmaking.prefix = "folded_averaging";
+    dc.matchmaking.min_group_size = 2;
+    dc.matchmaking.target_group_size = kPeers;
+    PeerParts parts;
+    parts.coordinator = std::make_unique<FoldedGroupIds>(std::make_unique<DhtCoordinator>(world.env(i), dc));
+    parts.learner = std::make_unique<core::testing::TimedLearner>(world.env(i), 1000);
+    peers.push_back(std::make_unique<CollaborativePeer>(world.env(i), c, std::move(parts)));
+  }
+  for (PeerId i = 0; i < kPeers; ++i) peers[i]->start(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0});
+  ASSERT_NO_THROW(world.run_until(120));
+  std::uint64_t declined = 0;
+  for (const auto& p : peers) {
+    declined += p->repeated_groups();
+    EXPECT_GE(p->step(), 1u);  // the first groups' ids were new
+  }
+  EXPECT_GT(declined, 0u);
+}
+
 }  // namespace
 }  // namespace swarmlab::core::training

@@ -6,13 +6,34 @@
 // peer is given only the backbones' addresses and learns the others' (exec/address_directory.h).
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdio>
+#include <deque>
+#include <fstream>
 #include <string>
 
 #include "exec/launcher.h"
 #include "live_swarm.h"
 
 namespace swarmlab::exec::testing {
+
+// The last lines of the log of every peer whose last incarnation neither left cleanly nor was
+// killed by the churn: the temporary directory is gone when a CI run reports the failure.
+inline std::string failed_peer_logs(const LaunchResult& r) {
+  std::string text;
+  for (std::size_t i = 0; i < r.exit_codes.size(); ++i) {
+    if (r.exit_codes[i] == 0 || r.exit_codes[i] == 128 + SIGKILL) continue;
+    std::ifstream in(r.out_dir + "/peer-" + std::to_string(i) + ".log");
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(in, line);) {
+      tail.push_back(line);
+      if (tail.size() > 40) tail.pop_front();
+    }
+    text += "\npeer " + std::to_string(i) + " exited with " + std::to_string(r.exit_codes[i]) + "; its log ends:\n";
+    for (const auto& line : tail) text += "  " + line + "\n";
+  }
+  return text;
+}
 
 inline void run_kill_spawn_stress(double churn_s, const std::string& model, std::uint64_t seed) {
   TempDir dir;
@@ -35,7 +56,7 @@ inline void run_kill_spawn_stress(double churn_s, const std::string& model, std:
   ASSERT_TRUE(r.training.has_value());
   const TrainingSummary& s = *r.training;
   // Every incarnation's exit code, the ledger, per-step consistency, identical survivors.
-  EXPECT_TRUE(r.ok) << "see " << dir.path;
+  EXPECT_TRUE(r.ok) << failed_peer_logs(r);
   EXPECT_FALSE(r.timed_out);
   std::size_t killed = 0, survivors = 0;
   for (const auto& p : s.peers) {
