@@ -110,6 +110,7 @@ exec::LiveHostConfig host_config(const PeerArgs& a, const scenarios::Scenario& s
       throw core::InputError(a.auth_token, "peer_public_key", "is not the public key of " + a.auth_key + " (--auth-key)");
     auth.token = issued.token;
     auth.authority = issued.authority;
+    auth.token_path = a.auth_token;  // a newer token renamed over it is taken up (exec/token_refresher.h)
     auth.peer_keys = exec::load_peer_keys(a.auth_peer_keys);
     if (auth.peer_keys.size() != sc.peers.size())
       throw core::InputError(a.auth_peer_keys, "public_keys",
@@ -203,7 +204,7 @@ const bool registered = register_command(
       sub.add_option("--trace", a->trace, "append a JSON-lines timeline here");
       sub.add_option("--congestion", a->congestion, "TCP congestion control for every connection (default: the system's)");
       sub.add_option("--auth-key", a->auth_key, "this peer's key file (`swarmlab auth keygen`): allowlist authentication on (docs/trust.md)");
-      sub.add_option("--auth-token", a->auth_token, "this peer's token file (`swarmlab auth issue`)");
+      sub.add_option("--auth-token", a->auth_token, "this peer's token file (`swarmlab auth issue`); a newer token renamed over it is taken up while the peer runs");
       sub.add_option("--auth-peer-keys", a->auth_peer_keys, "every peer's public key by id: {\"public_keys\": [...]}");
       sub.add_flag("--train", a->train, "train a model on Fashion-MNIST (libtorch) instead of averaging seeded vectors");
       sub.add_option("--model", a->model, "--train: the model")->check(CLI::IsMember(core::names_of(learn::kModelNames)))->capture_default_str();

@@ -1,5 +1,6 @@
 #include "exec/launch_auth.h"
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -8,37 +9,54 @@
 #include "exec/auth_files.h"
 
 namespace swarmlab::exec {
+namespace {
 
-std::vector<std::vector<std::string>> write_launch_auth(const LaunchAuth& auth, std::size_t peers, const std::string& dir) {
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const core::auth::KeyPair authority = generate_key_pair();
-  save_key_file(dir + "/authority.json", authority);
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+std::string user(std::size_t peer) { return "peer-" + std::to_string(peer); }
+
+}  // namespace
+
+LaunchAuthority::LaunchAuthority(const LaunchAuth& auth, std::size_t peers, std::string dir)
+    : auth_(auth), dir_(std::move(dir)), authority_(generate_key_pair()), rogue_(generate_key_pair()) {
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  save_key_file(dir_ + "/authority.json", authority_);
   nlohmann::json allow;
   allow["users"] = nlohmann::json::array();
   for (std::size_t i = 0; i < peers; ++i)
-    if (i != auth.unlisted) allow["users"].push_back("peer-" + std::to_string(i));
-  std::ofstream(dir + "/allowlist.json") << allow.dump(2) << "\n";
-  const double expiration =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() + auth.ttl_s;
-  std::vector<std::optional<core::auth::PublicKey>> keys;
-  std::vector<std::vector<std::string>> args;
+    if (i != auth_.unlisted) allow["users"].push_back(user(i));
+  std::ofstream(dir_ + "/allowlist.json") << allow.dump(2) << "\n";
+  std::vector<std::optional<core::auth::PublicKey>> directory;
   for (std::size_t i = 0; i < peers; ++i) {
-    const std::string name = "peer-" + std::to_string(i);
-    const core::auth::KeyPair key = generate_key_pair();
-    save_key_file(dir + "/" + name + ".key", key);
-    keys.push_back(key.public_key);
-    // The unlisted peer's token comes from an authority of its own making.
-    const core::auth::KeyPair signer = i == auth.unlisted ? generate_key_pair() : authority;
-    IssuedToken issued;
-    issued.token = core::auth::issue_token(signer, name, key.public_key, expiration);
-    issued.authority = signer.public_key;
-    save_token_file(dir + "/" + name + ".token", issued);
-    args.push_back({"--auth-key", dir + "/" + name + ".key", "--auth-token", dir + "/" + name + ".token",
-                    "--auth-peer-keys", dir + "/peer-keys.json"});
+    keys_.push_back(generate_key_pair());
+    save_key_file(dir_ + "/" + user(i) + ".key", keys_.back());
+    directory.push_back(keys_.back().public_key);
+    args_.push_back({"--auth-key", dir_ + "/" + user(i) + ".key", "--auth-token", dir_ + "/" + user(i) + ".token",
+                     "--auth-peer-keys", dir_ + "/peer-keys.json"});
   }
-  save_peer_keys(dir + "/peer-keys.json", keys);
-  return args;
+  save_peer_keys(dir_ + "/peer-keys.json", directory);
+  issue_all();
+}
+
+void LaunchAuthority::issue_all() {
+  expiration_ = unix_now() + auth_.ttl_s;
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    // The unlisted peer's token comes from an authority of its own making.
+    const core::auth::KeyPair& signer = i == auth_.unlisted ? rogue_ : authority_;
+    IssuedToken issued;
+    issued.token = core::auth::issue_token(signer, user(i), keys_[i].public_key, expiration_);
+    issued.authority = signer.public_key;
+    const std::string path = dir_ + "/" + user(i) + ".token";
+    std::filesystem::remove(path + ".new");
+    save_token_file(path + ".new", issued);
+    std::filesystem::rename(path + ".new", path);  // a peer never reads half a file
+  }
+}
+
+void LaunchAuthority::maybe_reissue() {
+  if (unix_now() < expiration_ - auth_.ttl_s / 3) return;
+  issue_all();
+  ++reissued_;
 }
 
 }  // namespace swarmlab::exec

@@ -327,8 +327,8 @@ LaunchResult launch(const LaunchOptions& o) {
     std::filesystem::remove_all(result.out_dir + "/parameters");
     std::filesystem::remove_all(result.out_dir + "/checkpoints");
   }
-  const std::vector<std::vector<std::string>> auth_args =
-      o.auth ? write_launch_auth(*o.auth, n, result.out_dir + "/auth") : std::vector<std::vector<std::string>>(n);
+  std::optional<LaunchAuthority> authority;
+  if (o.auth) authority.emplace(*o.auth, n, result.out_dir + "/auth");
   auto plan_for = [&](std::size_t i, int incarnation) {
     SpawnPlan p;
     p.executable = executable;
@@ -349,7 +349,7 @@ LaunchResult launch(const LaunchOptions& o) {
     }
     if (!o.congestion_control.empty()) p.argv.insert(p.argv.end(), {"--congestion", o.congestion_control});
     if (o.trace) p.argv.insert(p.argv.end(), {"--trace", result.out_dir + "/trace-" + std::to_string(i) + ".jsonl"});
-    p.argv.insert(p.argv.end(), auth_args[i].begin(), auth_args[i].end());
+    if (authority) p.argv.insert(p.argv.end(), authority->peer_arguments(i).begin(), authority->peer_arguments(i).end());
     if (o.train) add_training_arguments(p.argv, *o.train, live.peers[i].compute_sps, i, result.out_dir);
     if (emulator) p.netns_path = emulator->netns_path(i);
     p.out_path = out_paths[i];
@@ -385,6 +385,7 @@ LaunchResult launch(const LaunchOptions& o) {
   const double t0 = EventLoop::monotonic_seconds();
   for (;;) {
     const double now = EventLoop::monotonic_seconds() - t0;
+    if (authority) authority->maybe_reissue();
     // Reap.
     bool running = false, pending = false;
     for (std::size_t i = 0; i < n; ++i) {

@@ -36,6 +36,9 @@ LiveHost::LiveHost(const LiveHostConfig& cfg, std::ostream& log) : cfg_(cfg), lo
     o.unix_origin_s =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() - loop_.now();
     auth_env_ = std::make_unique<core::auth::AuthenticatedEnvironment>(*env_, *authenticator_, std::move(o));
+    if (!a.token_path.empty())
+      token_refresher_ = std::make_unique<TokenRefresher>(loop_, *authenticator_, a.authority, a.token_path, a.refresh_period_s,
+                                                          [this](const std::string& line) { this->log(line); });
   }
 }
 
@@ -137,6 +140,7 @@ void LiveHost::add_exit_counters(nlohmann::ordered_json& line) {
     line["auth_accepted"] = authenticator_->accepted();
     line["auth_rejected"] = std::move(rejected);
     line["auth_unknown_peers"] = auth_env_->unknown_peers();
+    line["auth_tokens_refreshed"] = token_refresher_ ? token_refresher_->refreshed() : 0;
   }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);

@@ -18,6 +18,7 @@
 #include "core/training/collaborative_peer.h"
 #include "exec/event_loop.h"
 #include "exec/live_environment.h"
+#include "exec/token_refresher.h"
 #include "exec/socket_address.h"
 
 namespace swarmlab::exec {
@@ -29,6 +30,8 @@ struct LiveAuthConfig {
   core::auth::AccessToken token;
   core::auth::PublicKey authority{};
   std::vector<std::optional<core::auth::PublicKey>> peer_keys;
+  std::string token_path;          // looked at every refresh_period_s for a newer token (empty: never)
+  double refresh_period_s = 1;
 };
 
 struct LiveHostConfig {
@@ -95,6 +98,7 @@ class LiveHost {
   std::unique_ptr<LiveEnvironment> env_;
   std::unique_ptr<core::auth::Authenticator> authenticator_;
   std::unique_ptr<core::auth::AuthenticatedEnvironment> auth_env_;
+  std::unique_ptr<TokenRefresher> token_refresher_;
   EventLoop::TimerId idle_timer_ = 0;
   std::size_t holds_ = 0;
   bool abandoned_ = false;

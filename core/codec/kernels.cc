@@ -6,6 +6,7 @@
 #include "core/codec/half.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define SWARMLAB_CODEC_X86 1
 #endif
@@ -455,7 +456,10 @@ const Kernels* avx2_kernels() {
 #ifdef SWARMLAB_CODEC_X86
   static const bool supported = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    // F16C from CPUID leaf 1 (ECX bit 29): not every compiler's __builtin_cpu_supports knows it.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29));
+    return __builtin_cpu_supports("avx2") && f16c;
   }();
   return supported ? &kAvx2 : nullptr;
 #else

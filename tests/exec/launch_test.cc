@@ -94,16 +94,22 @@ TEST(LiveSwarm, EveryStrategyAveragesExactlyOverLoopback) {
 
 // With allowlist authentication (docs/trust.md §1) the launcher is the authority: every peer gets a
 // key and a token, every message travels in a signed envelope, and the rounds average exactly.
-TEST(LiveSwarm, WithAuthenticationEveryMessageIsSignedAndCheckedAndRoundsAverageExactly) {
+// Tokens of 4 s over a longer run: the launcher re-issues them and the peers take the new ones up
+// before the old expire, and nothing is refused.
+TEST(LiveSwarm, WithAuthenticationEveryMessageIsCheckedAndTokensAreRefreshedDuringTheRun) {
   TempDir dir;
   LaunchOptions o = testing::test_launch(dir.write("s.json", testing::small_scenario()), dir.path + "/out");
   o.strategy = core::averaging::Strategy::AllReduce;
-  o.rounds = 2;
-  o.auth = LaunchAuth{};
+  o.rounds = 7;
+  o.pace_all_bps = 40e6;
+  o.parameters = 1'000'000;
+  o.auth = LaunchAuth{4, std::nullopt};
   const LaunchResult r = launch(o);
   EXPECT_TRUE(r.ok);
-  ASSERT_EQ(r.rounds.size(), 2u);
+  ASSERT_EQ(r.rounds.size(), 7u);
   for (const auto& round : r.rounds) EXPECT_TRUE(round.values_ok);
+  std::printf("authenticated run: %zu rounds, last ends at %.1f s\n", r.rounds.size(), r.rounds.back().end_s);
+  ASSERT_GT(r.rounds.back().end_s, 4.0) << "the run must outlast the first tokens";
   for (std::size_t i = 0; i < r.exit_codes.size(); ++i) {
     std::ifstream in(r.out_dir + "/peer-" + std::to_string(i) + ".jsonl");
     std::optional<nlohmann::json> exit;
@@ -115,6 +121,7 @@ TEST(LiveSwarm, WithAuthenticationEveryMessageIsSignedAndCheckedAndRoundsAverage
     EXPECT_GT(exit->value("auth_accepted", 0u), 0u) << "peer " << i;
     EXPECT_TRUE(exit->at("auth_rejected").empty()) << "peer " << i << ": " << exit->at("auth_rejected").dump();
     EXPECT_EQ(exit->value("auth_unknown_peers", 1u), 0u) << "peer " << i;
+    EXPECT_GE(exit->value("auth_tokens_refreshed", 0u), 1u) << "peer " << i;
   }
 }
 

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "core/service_mux.h"
 #include "exec/auth_files.h"
 #include "exec/live_environment.h"
+#include "exec/token_refresher.h"
 #include "loopback_listener.h"
 
 namespace swarmlab::exec {
@@ -50,7 +53,7 @@ struct Received final : core::Service {
 struct AuthPeers {
   AuthPeers(std::size_t n, std::optional<std::size_t> unlisted = std::nullopt, std::vector<double> expiry = {}) {
     expiry.resize(n, 3600);
-    const KeyPair authority = generate_key_pair(), rogue = generate_key_pair();
+    const KeyPair rogue = generate_key_pair();
     std::vector<int> fds(n);
     std::vector<std::optional<SocketAddress>> addresses(n);
     std::vector<std::optional<PublicKey>> directory;
@@ -90,6 +93,7 @@ struct AuthPeers {
     return m;
   }
   EventLoop loop;
+  KeyPair authority = generate_key_pair();
   std::vector<KeyPair> keys;
   std::vector<std::unique_ptr<LiveEnvironment>> live;
   std::vector<std::unique_ptr<Authenticator>> auths;
@@ -173,6 +177,34 @@ TEST(LiveAuth, AnExpiredTokenStopsBeingAccepted) {
   p.envs[0]->set_sink(&back);
   p.envs[1]->send(0, p.message({3}));
   ASSERT_TRUE(p.loop.run_until([&] { return back.got.size() == 1; }, 10));
+}
+
+// Token refresh (exec/token_refresher.h): the operator renames a newer token over the peer's token
+// file before the old one expires, and the peer goes on being accepted past that expiry.
+TEST(LiveAuth, ARefreshedTokenKeepsThePeerAcceptedPastTheOldExpiry) {
+  AuthPeers p(2, std::nullopt, {2.0, 3600});
+  char tmpl[] = "/tmp/swarmlab-token-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string path = dir + "/peer-0.token";
+  std::vector<std::string> lines;
+  TokenRefresher refresher(p.loop, *p.auths[0], p.authority.public_key, path, 0.2,
+                           [&](const std::string& line) { lines.push_back(line); });
+  Received r;
+  p.envs[1]->set_sink(&r);
+  p.loop.run_until([] { return false; }, 0.5);  // no file yet: logged, the current token stays
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.front().find("keeping the current token"), std::string::npos) << lines.front();
+  IssuedToken renewed;
+  renewed.token = issue_token(p.authority, "peer-0", p.keys[0].public_key, unix_now() + 3600);
+  renewed.authority = p.authority.public_key;
+  save_token_file(path + ".new", renewed);
+  ASSERT_EQ(std::rename((path + ".new").c_str(), path.c_str()), 0);
+  p.loop.run_until([] { return false; }, 2.0);  // past the first token's expiry
+  EXPECT_EQ(refresher.refreshed(), 1u);
+  p.envs[0]->send(1, p.message({5}));
+  ASSERT_TRUE(p.loop.run_until([&] { return r.got.size() == 1; }, 10));
+  EXPECT_EQ(p.auths[1]->rejected_total(), 0u);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

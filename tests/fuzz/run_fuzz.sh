@@ -2,7 +2,7 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, live, auth, scenario, trace or idx; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, live, group, auth, scenario, trace or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
 # Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc: idx, the dataset files' decoder) with its seeds in tests/fuzz/corpus/<t>/.
@@ -67,6 +67,16 @@ case "$target" in
       "$root"/exec/socket_address.cc
     )
     ;;
+  group)
+    sources=(
+      "$root"/core/wire.cc
+      "$root"/core/matchmaking/messages.cc
+      "$root"/core/matchmaking/declaration.cc
+      "$root"/core/averaging/part_message.cc
+      "$root"/core/codec/codec.cc
+      "$root"/core/codec/kernels.cc
+    )
+    ;;
   auth)
     sources=(
       "$root"/core/wire.cc
@@ -82,7 +92,7 @@ case "$target" in
     libs=(-lz)
     ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft, training, live, auth, scenario, trace, idx)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, training, live, group, auth, scenario, trace, idx)" >&2
     exit 2
     ;;
 esac

@@ -13,6 +13,7 @@
 #include "core/progress/peer_progress.h"
 #include "core/training/state_messages.h"
 #include "core/wire.h"
+#include "tests/fuzz/fuzz_message.h"
 
 namespace {
 
@@ -26,17 +27,11 @@ void check_progress(std::span<const std::uint8_t> bytes) {
   }
 }
 
-// The first byte says whether the message claims a virtual payload (its size in the next 4 bytes).
+// The bytes make a message as tests/fuzz/fuzz_message.h says.
 void check_state(std::span<const std::uint8_t> bytes) {
-  if (bytes.empty()) return;
-  core::Message m;
-  std::span<const std::uint8_t> rest = bytes.subspan(1);
-  if (bytes[0] & 1) {
-    if (rest.size() < 4) return;
-    m.virtual_bytes = rest[0] | (rest[1] << 8) | (rest[2] << 16) | (std::uint64_t{rest[3]} << 24);
-    rest = rest.subspan(4);
-  }
-  m.bytes.assign(rest.begin(), rest.end());
+  const auto fuzzed = swarmlab::fuzz::message_from_fuzz(bytes);
+  if (!fuzzed) return;
+  const auto& m = *fuzzed;
   try {
     const core::training::StateMessage s = core::training::decode_state(m);
     const core::Message again = core::training::encode_state(s);
