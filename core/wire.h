@@ -66,12 +66,18 @@ class Reader {
   std::uint64_t u64() { return fixed<std::uint64_t>(); }
   float f32() { return fixed<float>(); }
   double f64() { return fixed<double>(); }
+  // Only the shortest encoding of each value (what Writer::varint writes), so that every value has
+  // one encoding: bytes that decode and encode again are the bytes received (signatures cover them).
   std::uint64_t varint() {
     std::uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       const std::uint8_t b = u8();
+      if (shift == 63 && b > 1) throw DecodeError("varint exceeds 64 bits");
       v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-      if (!(b & 0x80)) return v;
+      if (!(b & 0x80)) {
+        if (b == 0 && shift > 0) throw DecodeError("varint not in its shortest form");
+        return v;
+      }
     }
     throw DecodeError("varint longer than 10 bytes");
   }
