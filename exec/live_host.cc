@@ -29,15 +29,15 @@ LiveHost::LiveHost(const LiveHostConfig& cfg, std::ostream& log) : cfg_(cfg), lo
   env_ = std::make_unique<LiveEnvironment>(loop_, std::move(t), e);
   if (cfg.auth) {
     const LiveAuthConfig& a = *cfg.auth;
-    authenticator_ = std::make_unique<core::auth::Authenticator>(a.authority, a.key, a.token, random_u64());
     core::auth::AuthenticatedEnvironmentOptions o;
     o.key_of = [keys = a.peer_keys](core::PeerId p) { return p < keys.size() ? keys[p] : std::nullopt; };
     // Tokens and envelopes carry Unix time; the loop's clock counts from the run's origin.
     o.unix_origin_s =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() - loop_.now();
-    auth_env_ = std::make_unique<core::auth::AuthenticatedEnvironment>(*env_, *authenticator_, std::move(o));
+    auth_ = std::make_unique<core::auth::AuthenticatedPeer>(
+        *env_, core::auth::Authenticator(a.authority, a.key, a.token, random_u64()), std::move(o));
     if (!a.token_path.empty())
-      token_refresher_ = std::make_unique<TokenRefresher>(loop_, *authenticator_, a.authority, a.token_path, a.refresh_period_s,
+      token_refresher_ = std::make_unique<TokenRefresher>(loop_, auth_->authenticator(), a.authority, a.token_path, a.refresh_period_s,
                                                           [this](const std::string& line) { this->log(line); });
   }
 }
@@ -132,14 +132,15 @@ void LiveHost::add_exit_counters(nlohmann::ordered_json& line) {
   line["bytes_received"] = s.bytes_received;
   line["rejected_connections"] = s.rejected_connections;
   line["link_failures"] = s.link_failures;
-  if (authenticator_) {
+  if (auth_) {
+    const core::auth::Authenticator& authenticator = auth_->authenticator();
     nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
     for (std::size_t r = 0; r < core::auth::kRejectionKinds; ++r)
-      if (const auto n = authenticator_->rejected(static_cast<core::auth::Rejection>(r)))
+      if (const auto n = authenticator.rejected(static_cast<core::auth::Rejection>(r)))
         rejected[core::auth::name(static_cast<core::auth::Rejection>(r))] = n;
-    line["auth_accepted"] = authenticator_->accepted();
+    line["auth_accepted"] = authenticator.accepted();
     line["auth_rejected"] = std::move(rejected);
-    line["auth_unknown_peers"] = auth_env_->unknown_peers();
+    line["auth_unknown_peers"] = auth_->env().unknown_peers();
     line["auth_tokens_refreshed"] = token_refresher_ ? token_refresher_->refreshed() : 0;
   }
   rusage ru{};

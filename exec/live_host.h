@@ -60,8 +60,7 @@ class LiveHost {
   EventLoop& loop() { return loop_; }
   LiveEnvironment& env() { return *env_; }
   // Where the peer's services run: the authenticating layer over env() when auth is on.
-  core::Environment& peer_env() { return auth_env_ ? static_cast<core::Environment&>(*auth_env_) : *env_; }
-  const core::auth::Authenticator* authenticator() const { return authenticator_.get(); }
+  core::Environment& peer_env() { return auth_ ? static_cast<core::Environment&>(auth_->env()) : *env_; }
   double now() const { return loop_.now(); }
 
   // Listens and dials, then starts `peer` once connected to everyone reachable (or after half the
@@ -96,8 +95,7 @@ class LiveHost {
   std::ostream& log_;
   EventLoop loop_;
   std::unique_ptr<LiveEnvironment> env_;
-  std::unique_ptr<core::auth::Authenticator> authenticator_;
-  std::unique_ptr<core::auth::AuthenticatedEnvironment> auth_env_;
+  std::unique_ptr<core::auth::AuthenticatedPeer> auth_;
   std::unique_ptr<TokenRefresher> token_refresher_;
   EventLoop::TimerId idle_timer_ = 0;
   std::size_t holds_ = 0;

@@ -70,4 +70,20 @@ class AuthenticatedEnvironment final : public Environment, public Service {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
+// One peer process's authentication, as every binding holds it: its authenticator and the
+// environment its services run on.
+class AuthenticatedPeer {
+ public:
+  AuthenticatedPeer(Environment& inner, Authenticator authenticator, AuthenticatedEnvironmentOptions options)
+      : authenticator_(std::move(authenticator)), env_(inner, authenticator_, std::move(options)) {}
+  AuthenticatedEnvironment& env() { return env_; }
+  const AuthenticatedEnvironment& env() const { return env_; }
+  const Authenticator& authenticator() const { return authenticator_; }
+  Authenticator& authenticator() { return authenticator_; }
+
+ private:
+  Authenticator authenticator_;
+  AuthenticatedEnvironment env_;
+};
+
 }  // namespace swarmlab::core::auth

@@ -44,10 +44,6 @@ bool KeyedHashSignatures::verify(const PublicKey& key, std::span<const std::uint
   return it != keys_.end() && keyed_hash(it->second, message) == signature;
 }
 
-AuthenticatedPeer::AuthenticatedPeer(core::Environment& inner, Authenticator authenticator,
-                                     AuthenticatedEnvironmentOptions options)
-    : authenticator_(std::move(authenticator)), env_(inner, authenticator_, std::move(options)) {}
-
 SimAuth::SimAuth(const scenarios::AuthSpec& spec, std::size_t peers, std::uint64_t seed)
     : spec_(spec), authority_(keypair_from_seed(derive_seed(seed, ~std::uint64_t{0}))), incarnations_(peers, 0) {
   // Tokens outlive any simulated run (durations are at most 10^8 s).

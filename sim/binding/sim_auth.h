@@ -17,18 +17,6 @@
 
 namespace swarmlab::sim {
 
-// One peer process's authentication: its authenticator and the environment its services run on.
-class AuthenticatedPeer {
- public:
-  AuthenticatedPeer(core::Environment& inner, core::auth::Authenticator authenticator,
-                    core::auth::AuthenticatedEnvironmentOptions options);
-  core::Environment& env() { return env_; }
-  const core::auth::Authenticator& authenticator() const { return authenticator_; }
-
- private:
-  core::auth::Authenticator authenticator_;
-  core::auth::AuthenticatedEnvironment env_;
-};
 
 // The simulator's envelope signatures: a keyed BLAKE2b of the message under the signer's secret
 // seed, checked by recomputing it. Same size as Ed25519's and the same verdicts (only the key's
@@ -51,7 +39,7 @@ class SimAuth {
 
   // A new process of `peer` on `inner`: a fresh incarnation, so its nonces never repeat its
   // predecessor's.
-  std::unique_ptr<AuthenticatedPeer> authenticate(core::PeerId peer, core::Environment& inner);
+  std::unique_ptr<core::auth::AuthenticatedPeer> authenticate(core::PeerId peer, core::Environment& inner);
 
   // The Unix time of the simulation's zero (tokens and envelopes carry Unix time).
   static constexpr double kUnixOrigin = 1.8e9;

@@ -99,7 +99,7 @@ class SimSwarm {
   std::unique_ptr<SimAuth> auth_;  // when the scenario has "auth"
   std::shared_ptr<core::averaging::RolesCache> roles_cache_ = std::make_shared<core::averaging::RolesCache>();
   std::vector<core::training::CollaborativePeerConfig> configs_;
-  std::vector<std::unique_ptr<AuthenticatedPeer>> authenticated_;        // under peers_, when auth_
+  std::vector<std::unique_ptr<core::auth::AuthenticatedPeer>> authenticated_;        // under peers_, when auth_
   std::vector<std::unique_ptr<core::training::CollaborativePeer>> peers_;  // null while down
 };
 
