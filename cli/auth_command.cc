@@ -1,11 +1,11 @@
 // swarmlab auth: the allowlist authority (docs/trust.md §1). `keygen` writes a key pair; `issue`
 // checks a user against the allowlist and signs an access token for one peer key.
-#include <chrono>
 #include <iostream>
 
 #include "cli/command.h"
 #include "core/input_error.h"
 #include "exec/auth_files.h"
+#include "exec/event_loop.h"
 
 namespace swarmlab::cli {
 namespace {
@@ -15,10 +15,6 @@ struct AuthArgs {
   std::string authority, allowlist, user, peer_key, bootstrap, token_out;
   double ttl_s = 0;
 };
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 const bool registered = register_command(
     "auth", "Allowlist authority: key pairs and signed access tokens (docs/trust.md)",
@@ -49,7 +45,7 @@ const bool registered = register_command(
           throw core::InputError(args->allowlist, "users", "does not list '" + args->user + "'; no token issued");
         exec::IssuedToken issued;
         issued.token = core::auth::issue_token(authority, args->user, exec::parse_public_key(args->peer_key, "--peer-key"),
-                                               unix_now() + args->ttl_s);
+                                               exec::EventLoop::unix_seconds() + args->ttl_s);
         issued.authority = authority.public_key;
         issued.bootstrap = args->bootstrap;
         exec::save_token_file(args->token_out, issued);

@@ -28,6 +28,12 @@ double EventLoop::monotonic_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+double EventLoop::unix_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 EventLoop::EventLoop(double origin) : origin_(origin >= 0 ? origin : monotonic_seconds()) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) fail("epoll_create1");

@@ -30,6 +30,8 @@ class EventLoop {
   // CLOCK_MONOTONIC in seconds: system-wide, so comparable across processes on one host (and
   // across network namespaces).
   static double monotonic_seconds();
+  // Wall-clock Unix time in seconds: what tokens and envelopes carry (docs/trust.md).
+  static double unix_seconds();
   double origin() const { return origin_; }
   double now() const { return monotonic_seconds() - origin_; }
 

@@ -1,17 +1,16 @@
 #include "exec/launch_auth.h"
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "exec/auth_files.h"
+#include "exec/event_loop.h"
 
 namespace swarmlab::exec {
 namespace {
 
-double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 std::string user(std::size_t peer) { return "peer-" + std::to_string(peer); }
 
 }  // namespace
@@ -39,7 +38,7 @@ LaunchAuthority::LaunchAuthority(const LaunchAuth& auth, std::size_t peers, std:
 }
 
 void LaunchAuthority::issue_all() {
-  expiration_ = unix_now() + auth_.ttl_s;
+  expiration_ = EventLoop::unix_seconds() + auth_.ttl_s;
   for (std::size_t i = 0; i < keys_.size(); ++i) {
     // The unlisted peer's token comes from an authority of its own making.
     const core::auth::KeyPair& signer = i == auth_.unlisted ? rogue_ : authority_;
@@ -54,7 +53,7 @@ void LaunchAuthority::issue_all() {
 }
 
 void LaunchAuthority::maybe_reissue() {
-  if (unix_now() < expiration_ - auth_.ttl_s / 3) return;
+  if (EventLoop::unix_seconds() < expiration_ - auth_.ttl_s / 3) return;
   issue_all();
   ++reissued_;
 }

@@ -2,7 +2,6 @@
 
 #include <sys/resource.h>
 
-#include <chrono>
 #include <iomanip>
 #include <sstream>
 
@@ -32,8 +31,7 @@ LiveHost::LiveHost(const LiveHostConfig& cfg, std::ostream& log) : cfg_(cfg), lo
     core::auth::AuthenticatedEnvironmentOptions o;
     o.key_of = [keys = a.peer_keys](core::PeerId p) { return p < keys.size() ? keys[p] : std::nullopt; };
     // Tokens and envelopes carry Unix time; the loop's clock counts from the run's origin.
-    o.unix_origin_s =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() - loop_.now();
+    o.unix_origin_s = EventLoop::unix_seconds() - loop_.now();
     auth_ = std::make_unique<core::auth::AuthenticatedPeer>(
         *env_, core::auth::Authenticator(a.authority, a.key, a.token, random_u64()), std::move(o));
     if (!a.token_path.empty())

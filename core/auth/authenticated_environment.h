@@ -60,6 +60,8 @@ class AuthenticatedEnvironment final : public Environment, public Service {
  private:
   // Runs `fn` when this peer's CPU queue `busy_until` has done `cost` more seconds of work.
   void after_work(Seconds& busy_until, Seconds cost, std::function<void()> fn);
+  // Opens an envelope and hands its payload to the sink.
+  void deliver(PeerId from, const Message& message);
 
   Environment& inner_;
   Authenticator& auth_;

@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -18,6 +17,7 @@
 #include "core/dht/node.h"
 #include "core/service_mux.h"
 #include "exec/auth_files.h"
+#include "exec/event_loop.h"
 #include "exec/live_environment.h"
 #include "exec/token_refresher.h"
 #include "loopback_listener.h"
@@ -27,7 +27,6 @@ namespace {
 
 using namespace core::auth;
 
-double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 using testing::listening_socket;
 
@@ -75,11 +74,11 @@ struct AuthPeers {
       live.push_back(std::make_unique<LiveEnvironment>(loop, t, e));
       const KeyPair& signer = i == unlisted ? rogue : authority;
       auths.push_back(std::make_unique<Authenticator>(
-          authority.public_key, keys[i], issue_token(signer, "peer-" + std::to_string(i), keys[i].public_key, unix_now() + expiry[i]),
+          authority.public_key, keys[i], issue_token(signer, "peer-" + std::to_string(i), keys[i].public_key, EventLoop::unix_seconds() + expiry[i]),
           100 + i));
       AuthenticatedEnvironmentOptions o;
       o.key_of = [directory](core::PeerId p) { return p < directory.size() ? directory[p] : std::nullopt; };
-      o.unix_origin_s = unix_now() - loop.now();
+      o.unix_origin_s = EventLoop::unix_seconds() - loop.now();
       envs.push_back(std::make_unique<AuthenticatedEnvironment>(*live.back(), *auths.back(), o));
       taps.push_back(std::make_unique<Tap>());
       taps.back()->next = envs.back().get();
@@ -195,7 +194,7 @@ TEST(LiveAuth, ARefreshedTokenKeepsThePeerAcceptedPastTheOldExpiry) {
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines.front().find("keeping the current token"), std::string::npos) << lines.front();
   IssuedToken renewed;
-  renewed.token = issue_token(p.authority, "peer-0", p.keys[0].public_key, unix_now() + 3600);
+  renewed.token = issue_token(p.authority, "peer-0", p.keys[0].public_key, EventLoop::unix_seconds() + 3600);
   renewed.authority = p.authority.public_key;
   save_token_file(path + ".new", renewed);
   ASSERT_EQ(std::rename((path + ".new").c_str(), path.c_str()), 0);
