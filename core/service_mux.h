@@ -2,7 +2,8 @@
 // Routes a peer's incoming messages to the service named by their first byte (core/service_ids.h),
 // and link failures to every service, in the order they were added. Messages for unknown services,
 // or empty ones, are counted and dropped. Given a clock, it also remembers when anything last
-// arrived from each peer: a peer that keeps talking is alive, however late its answers are.
+// arrived from each peer: a peer that keeps talking is alive, however late its answers are. Given
+// the peer's limits, it drops everything from a banned peer.
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/peer_limits.h"
 #include "core/service.h"
 #include "core/service_ids.h"
 
@@ -30,7 +32,14 @@ class ServiceMux final : public Service {
     services_.push_back(&service);
   }
 
+  // Messages from peers `limits` has banned are dropped before any service sees them.
+  void set_limits(const PeerLimits* limits) { limits_ = limits; }
+
   void handle(PeerId from, const Message& message) override {
+    if (limits_ && limits_->banned(from)) {
+      ++banned_;
+      return;
+    }
     if (clock_) last_heard_[from] = clock_();
     Service* s = message.bytes.empty() ? nullptr : routes_[message.bytes[0]];
     if (!s) {
@@ -44,6 +53,7 @@ class ServiceMux final : public Service {
   }
 
   std::uint64_t dropped() const { return dropped_; }
+  std::uint64_t dropped_from_banned() const { return banned_; }
   // When a message last arrived from `peer`; -infinity if never (or without a clock).
   Seconds last_heard(PeerId peer) const {
     const auto it = last_heard_.find(peer);
@@ -53,7 +63,8 @@ class ServiceMux final : public Service {
  private:
   std::array<Service*, 256> routes_{};
   std::vector<Service*> services_;  // each once, in the order added
-  std::uint64_t dropped_ = 0;
+  std::uint64_t dropped_ = 0, banned_ = 0;
+  const PeerLimits* limits_ = nullptr;
   std::function<Seconds()> clock_;
   std::unordered_map<PeerId, Seconds> last_heard_;
 };

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/averaging/centered_clip.h"
 #include "core/averaging/strategy.h"
 #include "core/codec/codec.h"
 #include "core/names.h"
@@ -67,6 +68,9 @@ struct AveragingSpec {
   std::optional<std::uint64_t> group_size;
   // Failure timeouts (docs/dedloc.md §4): the bounds of the adaptive ones (core/training/round_timeouts.h).
   std::optional<double> sender_timeout_s, reducer_timeout_s, round_timeout_s;
+  // Robust aggregation (docs/trust.md §3): reducers take the CenteredClip of each part instead of
+  // the weighted mean. Absent: the mean.
+  std::optional<core::averaging::CenteredClip> centered_clip;
 };
 
 // A failure injected into an averaging run: `peer` leaves during round `round`, after it has

@@ -262,7 +262,7 @@ void load_pair_caps(Loader& L, const json& v, const std::string& path) {
 void load_averaging(Loader& L, const json& v, const std::string& path) {
   const Fields f(L, v, path, "an averaging object",
                  {"strategy", "rounds", "part_bytes", "ps_peer", "group_size", "sender_timeout_s",
-                  "reducer_timeout_s", "round_timeout_s"});
+                  "reducer_timeout_s", "round_timeout_s", "centered_clip"});
   AveragingSpec& a = L.sc.averaging;
   if (const json* s = f.find("strategy"))
     a.strategy = get_enum(L, *s, f.path("strategy"), core::averaging::kStrategyNames);
@@ -290,6 +290,17 @@ void load_averaging(Loader& L, const json& v, const std::string& path) {
                                     std::pair{"reducer_timeout_s", a.reducer_timeout_s},
                                     std::pair{"round_timeout_s", a.round_timeout_s}})
     if (value && !(*value > 0)) L.fail(f.path(name), "expected a positive timeout");
+  if (const json* c = f.find("centered_clip")) {
+    const Fields cf(L, *c, f.path("centered_clip"), "a CenteredClip object", {"tau", "iterations"});
+    core::averaging::CenteredClip clip;
+    if (const json* t = cf.find("tau")) {
+      clip.tau = get_non_negative(L, *t, cf.path("tau"), "a clip radius");
+      if (!(clip.tau > 0)) L.fail(cf.path("tau"), "expected a positive clip radius");
+    }
+    if (const json* i = cf.find("iterations"))
+      clip.iterations = static_cast<std::uint32_t>(get_uint(L, *i, cf.path("iterations"), 1, 1000, "1 to 1000 iterations"));
+    a.centered_clip = clip;
+  }
 }
 
 // Checks that trace file `p` exists, reporting a missing one against the scenario field.

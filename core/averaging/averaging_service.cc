@@ -24,6 +24,7 @@ void AveragingService::start_round(RoundPlan plan, std::span<float> values, Time
   std::deque<Early> replay;
   for (auto& e : early_) (e.round_id == id ? replay : keep).push_back(std::move(e));
   early_ = std::move(keep);
+  for (const auto& e : replay) forget_early(e);
   for (auto& e : replay) handle(e.from, e.message);
 }
 
@@ -48,11 +49,35 @@ void AveragingService::route(PeerId from, const Message& message, const DecodedP
     ++dropped_;  // late message for a round that is over
     return;
   }
+  keep_early(from, message, id);
+}
+
+void AveragingService::keep_early(PeerId from, const Message& message, std::uint64_t round_id) {
+  if (limits_ && !limits_->hold(from, message.bytes.size())) {
+    // Over its budget (or banned): nothing more is kept for it, and what was kept goes too.
+    ++dropped_;
+    std::deque<Early> keep;
+    for (auto& e : early_) {
+      if (e.from == from) {
+        forget_early(e);
+        ++dropped_;
+      } else {
+        keep.push_back(std::move(e));
+      }
+    }
+    early_ = std::move(keep);
+    return;
+  }
   if (early_.size() >= kMaxEarlyMessages) {
+    forget_early(early_.front());
     early_.pop_front();
     ++dropped_;
   }
-  early_.push_back(Early{from, message, id});
+  early_.push_back(Early{from, message, round_id});
+}
+
+void AveragingService::forget_early(const Early& e) {
+  if (limits_) limits_->release(e.from, e.message.bytes.size());
 }
 
 void AveragingService::on_link_failure(PeerId peer) {

@@ -12,6 +12,7 @@
 #include "core/averaging/averager.h"
 #include "core/averaging/butterfly_round.h"
 #include "core/env.h"
+#include "core/peer_limits.h"
 
 namespace swarmlab::core::averaging {
 
@@ -20,7 +21,10 @@ class AveragingService final : public Averager {
   // Messages held for rounds this peer has not started yet; the oldest are dropped beyond this.
   static constexpr std::size_t kMaxEarlyMessages = 1 << 16;
 
-  explicit AveragingService(Environment& env) : env_(env) {}
+  // `limits` (optional, outliving the service): the bytes of early messages count against their
+  // sender's budget; a sender over it is banned and everything kept for it is dropped
+  // (core/peer_limits.h).
+  explicit AveragingService(Environment& env, PeerLimits* limits = nullptr) : env_(env), limits_(limits) {}
 
   // Starts this peer's side of a round (see ButterflyRound for `values`). `done` runs once.
   void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done) override;
@@ -40,8 +44,11 @@ class AveragingService final : public Averager {
     std::uint64_t round_id;
   };
   void route(PeerId from, const Message& message, const DecodedPart& part);
+  void keep_early(PeerId from, const Message& message, std::uint64_t round_id);
+  void forget_early(const Early& e);
 
   Environment& env_;
+  PeerLimits* limits_;
   std::map<std::uint64_t, std::unique_ptr<ButterflyRound>> rounds_;
   std::set<std::uint64_t> finished_;
   std::deque<Early> early_;

@@ -9,6 +9,7 @@
 
 #include <Eigen/Core>
 
+#include "core/averaging/centered_clip.h"
 #include "core/wire.h"
 
 namespace swarmlab::core::averaging {
@@ -66,15 +67,13 @@ void ButterflyRound::start() {
   my_parts_ = plan_.parts_in_span(me_);
   accumulators_.assign(my_parts_, PartAccumulator{});
   if (my_parts_ > 0) {
-    if (carries_values()) sums_.assign(plan_.span_length(me_), 0.0f);
+    if (carries_values() && !clips()) sums_.assign(plan_.span_length(me_), 0.0f);
     if (plan_.sends(me_)) {
       const double w = plan_.weights[me_];
-      for (auto& acc : accumulators_) {
-        acc.weight += w;
-        ++acc.contributions;
-      }
-      if (carries_values()) {
-        scale_into(sums_.data(), static_cast<float>(w), values_.data() + plan_.span_begin[me_], sums_.size());
+      for (std::uint32_t k = 0; k < my_parts_; ++k) {
+        std::span<const float> mine;
+        if (carries_values()) mine = std::span<const float>(values_).subspan(plan_.part_first(me_, k), plan_.part_count(me_, k));
+        add_contribution(k, me_, w, mine);
       }
     }
     for (std::size_t s = 0; s < n; ++s) {
@@ -151,22 +150,19 @@ void ButterflyRound::on_contribution(std::size_t s, const DecodedPart& part) {
     ++rejected_;
     return;
   }
-  PartAccumulator& acc = accumulators_[k];
+  std::vector<float> x;
   if (carries_values()) {
-    std::vector<float> x(part.header.elements);
+    x.resize(part.header.elements);
     try {
       codec::decode(plan_.codec, part.payload, x);
     } catch (const DecodeError&) {
       ++rejected_;
       return;
     }
-    accumulate(sums_.data() + (plan_.part_first(me_, k) - plan_.span_begin[me_]), static_cast<float>(weight), x.data(),
-               x.size());
   }
+  add_contribution(k, s, weight, x);
   ++st.received;
   st.last_heard = env_.now();
-  acc.weight += weight;
-  ++acc.contributions;
   if (st.received == my_parts_) {
     env_.cancel(st.watchdog);
     st.watchdog = 0;
@@ -201,6 +197,45 @@ void ButterflyRound::on_averaged(std::size_t j, const DecodedPart& part) {
   maybe_finish();
 }
 
+void ButterflyRound::add_contribution(std::uint32_t k, std::size_t member, double weight, std::span<const float> x) {
+  PartAccumulator& acc = accumulators_[k];
+  acc.weight += weight;
+  ++acc.contributions;
+  if (!carries_values()) return;
+  if (clips()) {
+    acc.rows.insert(acc.rows.end(), x.begin(), x.end());
+    acc.row_senders.emplace_back(member, weight);
+    return;
+  }
+  float* sum = sums_.data() + (plan_.part_first(me_, k) - plan_.span_begin[me_]);
+  if (member == me_)  // a reducer's own contribution comes first (start())
+    scale_into(sum, static_cast<float>(weight), x.data(), x.size());
+  else
+    accumulate(sum, static_cast<float>(weight), x.data(), x.size());
+}
+
+void ButterflyRound::aggregate(std::uint32_t k, std::span<float> out) {
+  PartAccumulator& acc = accumulators_[k];
+  if (!clips()) {
+    normalise(out.data(), sums_.data() + (plan_.part_first(me_, k) - plan_.span_begin[me_]), 1.0 / acc.weight, out.size());
+    return;
+  }
+  // In member order, so the result does not depend on the order parts arrived in.
+  const std::size_t n = acc.row_senders.size(), len = out.size();
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return acc.row_senders[a].first < acc.row_senders[b].first; });
+  std::vector<float> rows(n * len);
+  std::vector<double> weights(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::copy_n(acc.rows.begin() + static_cast<std::ptrdiff_t>(order[i] * len), len, rows.begin() + static_cast<std::ptrdiff_t>(i * len));
+    weights[i] = acc.row_senders[order[i]].second;
+  }
+  clipped_ += centered_clip(rows, weights, *plan_.clip, out);
+  acc.rows = {};
+  acc.row_senders = {};
+}
+
 std::uint32_t ButterflyRound::expected_contributions(std::uint32_t part) const {
   // Every sender still in the round, plus dropped senders that delivered this part before leaving.
   std::uint32_t expected = plan_.sends(me_) ? 1 : 0;
@@ -229,7 +264,7 @@ void ButterflyRound::finalize(std::uint32_t k) {
   std::vector<float> average;
   if (carries_values()) {
     average.resize(count);
-    normalise(average.data(), sums_.data() + (first - plan_.span_begin[me_]), 1.0 / acc.weight, count);
+    aggregate(k, average);
   }
   PartHeader h;
   h.kind = PartKind::Averaged;
@@ -342,6 +377,7 @@ void ButterflyRound::finish(bool completed) {
   out.completed = completed;
   out.started = started_at_;
   out.finished = env_.now();
+  out.clipped_contributions = clipped_;
   if (plan_.sends(me_)) {
     out.fraction_averaged = plan_.length() ? static_cast<double>(averaged_elements_) / static_cast<double>(plan_.length()) : 1.0;
   } else {

@@ -41,6 +41,8 @@ struct RoundOutcome {
   // As a sender: the members (in plan order, itself included) whose span did not come back whole,
   // dropped or too slow. Those spans hold this peer's own values, wholly or in part.
   std::vector<PeerId> unaveraged_spans;
+  // As a reducer of a plan with `clip`: contributions CenteredClip clipped, summed over its parts.
+  std::uint64_t clipped_contributions = 0;
 };
 
 class ButterflyRound {
@@ -70,6 +72,10 @@ class ButterflyRound {
     double weight = 0;             // Σ weights of senders included so far
     std::uint32_t contributions = 0;
     bool finalized = false;
+    // With plan.clip: each contribution kept whole until the part is finalized, with its member
+    // index and weight (CenteredClip needs them all; the weighted mean needs only the sum).
+    std::vector<float> rows;
+    std::vector<std::pair<std::size_t, double>> row_senders;
   };
   struct SenderState {             // as a reducer, per member that sends
     std::uint32_t received = 0;    // parts delivered so far (they arrive in order)
@@ -100,6 +106,11 @@ class ButterflyRound {
   void maybe_finish();
   void finish(bool completed);
   bool carries_values() const { return !values_.empty(); }
+  bool clips() const { return plan_.clip.has_value() && carries_values(); }
+  // Adds one contribution to part k's accumulator.
+  void add_contribution(std::uint32_t k, std::size_t member, double weight, std::span<const float> x);
+  // Part k's aggregate (the weighted mean, or CenteredClip).
+  void aggregate(std::uint32_t k, std::span<float> out);
 
   Environment& env_;
   RoundPlan plan_;
@@ -117,7 +128,8 @@ class ButterflyRound {
   std::uint32_t my_parts_ = 0;
   std::uint32_t finalized_parts_ = 0;
   std::vector<PartAccumulator> accumulators_;
-  std::vector<float> sums_;               // weighted sums over my span (real values only)
+  std::vector<float> sums_;               // weighted sums over my span (real values, no clip)
+  std::uint64_t clipped_ = 0;             // contributions CenteredClip clipped, over my parts
   std::vector<SenderState> senders_;      // indexed by member
   // Sender side.
   std::vector<ReducerState> reducers_;    // indexed by member

@@ -61,6 +61,7 @@ void RoundPlan::validate() const {
     for (double r : pace_bps)
       if (!(r >= 0) || std::isnan(r)) throw std::invalid_argument("round plan: pacing rates must be >= 0");
   }
+  if (clip) clip->validate();
 }
 
 std::vector<std::uint64_t> apportion(std::uint64_t length, std::span<const double> fractions) {

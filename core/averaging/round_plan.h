@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "core/averaging/centered_clip.h"
 #include "core/codec/codec.h"
 #include "core/env.h"
 
@@ -28,6 +29,9 @@ struct RoundPlan {
   // fast as the network allows". The planner's a_ij + g_ij go here: fair sharing alone would split
   // a peer's upload evenly across its streams, not in the proportions the LP found optimal.
   std::vector<double> pace_bps;
+  // Robust aggregation: reducers take the CenteredClip of each part's contributions instead of
+  // their weighted mean (docs/trust.md §3). Rounds that carry no values have nothing to clip.
+  std::optional<CenteredClip> clip;
 
   std::uint64_t length() const { return span_begin.empty() ? 0 : span_begin.back(); }
   std::size_t size() const { return members.size(); }

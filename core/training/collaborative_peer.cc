@@ -34,14 +34,16 @@ CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig c
       learner_(std::move(parts.learner)),
       averager_(std::move(parts.averager)),
       timeouts_(config_.timeouts) {
+  limits_ = std::make_unique<PeerLimits>(env_, config_.limits);
   mux_ = std::make_unique<ServiceMux>([this] { return env_.now(); });
+  mux_->set_limits(limits_.get());
   if (!coordinator_ || !learner_) throw std::invalid_argument("collaborative peer: needs a coordinator and a learner");
   if (config_.target_batch == 0 && config_.quota == 0)
     throw std::invalid_argument("collaborative peer: target batch or quota must be positive");
   if (config_.dpu && config_.quota > 0)
     throw std::invalid_argument("collaborative peer: delayed parameter updates need a pooled target batch");
   if (learner_->parameter_count() == 0) throw std::invalid_argument("collaborative peer: the learner has no parameters");
-  if (!averager_) averager_ = std::make_unique<averaging::AveragingService>(env_);
+  if (!averager_) averager_ = std::make_unique<averaging::AveragingService>(env_, limits_.get());
   if (!config_.roles_cache) config_.roles_cache = std::make_shared<averaging::RolesCache>();
   state_ = std::make_unique<StateService>(env_, config_.state, [this](const StateWanted& wanted) -> std::optional<StateSnapshot> {
     if (wanted.updates) return kept_updates(wanted.since_step, wanted.since_lineage);
@@ -51,7 +53,7 @@ CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig c
     if (learner_->has_values()) snap.bytes = learner_->export_state();
     else snap.virtual_bytes = learner_->state_bytes();
     return snap;
-  });
+  }, limits_.get());
   if (trains()) {
     TrainerConfig tc = config_.trainer;
     tc.quota = config_.quota;
@@ -398,6 +400,7 @@ void CollaborativePeer::begin_round(const matchmaking::Group& group) {
       group.group_id, roles, member_ids, learner_->parameter_count(), config_.codec, config_.part_bytes, [&] {
         return matchmaking::plan_for_group(group, roles, learner_->parameter_count(), config_.codec, config_.part_bytes);
       });
+  plan.clip = config_.clip;
   const auto me = plan.index_of(env_.self());
   if (!me) {  // neither sends nor reduces in this group: nothing to average, the step still lands
     in_round_ = false;

@@ -57,6 +57,9 @@ struct CollaborativePeerConfig {
   codec::Codec codec = codec::Codec::Fp16;
   std::uint64_t part_bytes = averaging::kDefaultPartBytes;
   averaging::Strategy strategy = averaging::Strategy::Planned;
+  // Robust aggregation: this peer reduces its spans with CenteredClip (docs/trust.md §3). Every
+  // member of a collaboration must agree on it, as on the codec.
+  std::optional<averaging::CenteredClip> clip;
   std::optional<PeerId> parameter_server;  // ParameterServer: this peer serves whenever it is a member
   RoundTimeoutBounds timeouts;             // bounds of the adaptive timeouts (round_timeouts.h)
   planner::PeerCapacity capacity;          // what this peer announces; compute_sps > 0: it trains
@@ -69,6 +72,8 @@ struct CollaborativePeerConfig {
   // Steps a training peer keeps the averaged vector of, to replay them to a peer holding an older
   // state (docs/interpretations.md §26); 0 keeps none.
   std::size_t kept_updates = 4;
+  // What one remote peer may cost this one before it is banned (core/peer_limits.h).
+  PeerLimitsConfig limits;
   // Solved roles, shared by every peer a simulation hosts (a pure function's memo); null: the
   // peer keeps its own.
   std::shared_ptr<averaging::RolesCache> roles_cache;
@@ -178,6 +183,7 @@ class CollaborativePeer {
   Environment& env_;
   CollaborativePeerConfig config_;
   CollaborativePeerEvents events_;
+  std::unique_ptr<PeerLimits> limits_;
   std::unique_ptr<ServiceMux> mux_;
   // Declared in dependency order: destroyed in reverse, the trainer before the learner it drives.
   std::unique_ptr<Coordinator> coordinator_;

@@ -7,8 +7,8 @@
 
 namespace swarmlab::core::training {
 
-StateService::StateService(Environment& env, StateConfig config, Source source)
-    : env_(env), config_(config), source_(std::move(source)) {
+StateService::StateService(Environment& env, StateConfig config, Source source, PeerLimits* limits)
+    : env_(env), config_(config), source_(std::move(source)), limits_(limits) {
   if (config_.chunk_bytes == 0 || config_.chunk_bytes > 0xFFFFFFFFull)
     throw std::invalid_argument("state chunk size must be in [1, 2^32)");
 }
@@ -45,8 +45,11 @@ void StateService::handle(PeerId from, const Message& message) {
     ++malformed_;
     return;
   }
-  if (m.kind == StateKind::Request) return serve(from, m.request_id, StateWanted{});
-  if (m.kind == StateKind::UpdatesRequest) return serve(from, m.request_id, StateWanted{true, m.step, m.lineage});
+  if (m.kind == StateKind::Request || m.kind == StateKind::UpdatesRequest) {
+    if (limits_ && !limits_->admit_request(from)) return;  // over its budget: banned, not served
+    if (m.kind == StateKind::Request) return serve(from, m.request_id, StateWanted{});
+    return serve(from, m.request_id, StateWanted{true, m.step, m.lineage});
+  }
   if (!done_ || from != provider_ || m.request_id != request_id_) return;  // stale or stray
   last_heard_ = env_.now();
   if (m.kind == StateKind::Refused) finish(false);

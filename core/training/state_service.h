@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/peer_limits.h"
 #include "core/training/state_messages.h"
 
 namespace swarmlab::core::training {
@@ -49,7 +50,9 @@ class StateService final : public Service {
   // bytes, and when !ok).
   using Done = std::function<void(bool ok, StateSnapshot state)>;
 
-  StateService(Environment& env, StateConfig config, Source source);
+  // `limits` (optional, outliving the service): requests beyond a peer's budget are not served
+  // and ban it (core/peer_limits.h).
+  StateService(Environment& env, StateConfig config, Source source, PeerLimits* limits = nullptr);
   ~StateService() override;
   StateService(const StateService&) = delete;
   StateService& operator=(const StateService&) = delete;
@@ -81,6 +84,7 @@ class StateService final : public Service {
   Environment& env_;
   StateConfig config_;
   Source source_;
+  PeerLimits* limits_;
   // The download in progress.
   Done done_;
   PeerId provider_ = 0;

@@ -142,6 +142,7 @@ class TrainingPeerProcess {
     (*j)["time_s"] = host_.now();
     (*j)["round_s"] = o.finished - o.started;
     (*j)["completed"] = o.completed;
+    (*j)["clipped"] = o.clipped_contributions;  // as a reducer with CenteredClip (docs/trust.md §3)
     (*j)["participants"] = participants_;
     (*j)["contributed"] = contributed;
     (*j)["loss"] = handed_loss_ ? nlohmann::ordered_json(*handed_loss_) : nlohmann::ordered_json(nullptr);

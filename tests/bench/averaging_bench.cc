@@ -2,6 +2,10 @@
 // floats), as a plain loop (what butterfly_round.cc does) and as an Eigen expression; both compute
 // the same bits (no FMA either way). Argument: 0 loop, 1 Eigen.
 //
+// BM_ReduceCenteredClip: the same part's 15 contributions aggregated with CenteredClip
+// (core/averaging/centered_clip.h, docs/trust.md §3) instead; argument: iterations (1, 5, 20).
+// Compare with BM_ReduceAccumulate + BM_ReduceFinalize, the weighted mean.
+//
 // BM_ButterflyRoundCarried: wall time of one butterfly round that carries real vectors: 16 peers, 4 Mi floats each (16 MiB),
 // on the flow model. What it costs besides the simulated network: encoding every part, decoding
 // and accumulating the contributions (the reduction in core/averaging/butterfly_round.cc),
@@ -14,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/averaging/centered_clip.h"
 #include "core/averaging/role_assignment.h"
 #include "core/averaging/round_plan.h"
 #include "core/rng.h"
@@ -89,6 +94,21 @@ void BM_ReduceFinalize(benchmark::State& state) {
   state.SetLabel(state.range(0) == 0 ? "loop" : "Eigen");
 }
 BENCHMARK(BM_ReduceFinalize)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+void BM_ReduceCenteredClip(benchmark::State& state) {
+  const auto& d = reduce_data();
+  std::vector<float> rows;
+  for (const auto& x : d.x) rows.insert(rows.end(), x.begin(), x.end());
+  const std::vector<double> weights(d.weights.begin(), d.weights.end());
+  std::vector<float> out(kPart);
+  const avg::CenteredClip clip{1.0, static_cast<std::uint32_t>(state.range(0))};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(avg::centered_clip(rows, weights, clip, out));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kContributions * kPart * sizeof(float)));
+}
+BENCHMARK(BM_ReduceCenteredClip)->Arg(1)->Arg(5)->Arg(20)->Unit(benchmark::kMillisecond);
 
 void BM_ButterflyRoundCarried(benchmark::State& state) {
   constexpr std::uint32_t kPeers = 16;

@@ -30,6 +30,7 @@ case "$target" in
   dht)
     sources=(
       "$root"/core/wire.cc
+      "$root"/core/peer_limits.cc
       "$root"/core/dht/*.cc
       "$root"/sim/engine.cc
       "$root"/sim/binding/sim_world.cc
@@ -41,6 +42,7 @@ case "$target" in
     # The Raft group runs on the core's test double (tests/core/support/memory_world.h).
     sources=(
       "$root"/core/wire.cc
+      "$root"/core/peer_limits.cc
       "$root"/core/raft/*.cc
       "$root"/tests/core/support/memory_world.cc
     )
@@ -110,7 +112,10 @@ fi
   "$fuzzer" "${sources[@]}" "${libs[@]}" -o "$build/${target}_message_fuzz"
 
 # New inputs go to a scratch corpus so the checked-in seeds stay small and reviewed.
+# A finding is written under the build folder, never into the source tree; keep it as a seed
+# (tests/fuzz/corpus/<target>/) once it is fixed.
 work="$build/corpus-$target"
-mkdir -p "$work"
+findings="$build/findings-$target/"
+mkdir -p "$work" "$findings"
 "$build/${target}_message_fuzz" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-  -print_final_stats=1 "$work" "$corpus_seeds"
+  -artifact_prefix="$findings" -print_final_stats=1 "$work" "$corpus_seeds"

@@ -67,6 +67,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "unknown field \"optimizer\" in a scenario (allowed fields: auth, averaging, bandwidth_trace, "
                     "churn_trace, description, dht, failures, name, pair_caps, peers, seed, training, workload)"},
         BadScenario{"empty_peers.json", "peers", "expected at least one peer, got an empty array"},
+        BadScenario{"centered_clip_zero_tau.json", "averaging.centered_clip.tau", "expected a positive clip radius"},
+        BadScenario{"centered_clip_iterations.json", "averaging.centered_clip.iterations", "1 to 1000 iterations"},
         BadScenario{"truncated.json", "line 5, column 1",
                     "expected valid JSON: syntax error while parsing object key - unexpected end of input"},
         BadScenario{"duplicate_names.json", "peers[1].name",

@@ -95,7 +95,19 @@ TEST(ScenarioLoader, Defaults) {
   EXPECT_EQ(s.averaging.rounds, 1u);
   EXPECT_EQ(s.averaging.part_bytes, 524288u);
   EXPECT_FALSE(s.averaging.ps_peer.has_value());
+  EXPECT_FALSE(s.averaging.centered_clip.has_value());
   EXPECT_TRUE(s.pair_caps.empty());
+}
+
+TEST(ScenarioLoader, CenteredClipTakesItsRadiusAndDefaultIterations) {
+  const Scenario s = parse_scenario(
+      R"({"name": "clip", "workload": {"model": "m", "parameters": 1, "target_batch": 1},
+          "peers": [{"name": "solo", "compute_sps": 1, "bandwidth_bps": 1000}],
+          "averaging": {"centered_clip": {"tau": 0.25}}})",
+      "clip.json");
+  ASSERT_TRUE(s.averaging.centered_clip.has_value());
+  EXPECT_EQ(s.averaging.centered_clip->tau, 0.25);
+  EXPECT_EQ(s.averaging.centered_clip->iterations, 20u);
 }
 
 TEST(ScenarioLoader, CountOfOneStillSuffixes) {

@@ -207,6 +207,40 @@ TEST(LiveTraining, PeersHoldIdenticalParametersWithFp16AndDpu) {
   EXPECT_GT(*s.final_test_accuracy, 0.3);  // 15 steps of 256+ samples: well above chance (0.1)
 }
 
+// CenteredClip live (docs/trust.md §3): the scenario's averaging.centered_clip reaches every peer
+// process through the core's CollaborativePeer, reducers clip real libtorch gradients, and every
+// peer still ends each step with the same parameters, and learns.
+TEST(LiveTraining, CenteredClipRunsLiveAndPeersStayIdentical) {
+  testing::TempDir dir;
+  nlohmann::json sc = nlohmann::json::parse(std::ifstream(kScenario));
+  // A radius well inside the honest gradients' spread, so that reducers do clip.
+  sc["averaging"]["centered_clip"] = {{"tau", 0.05}, {"iterations", 10}};
+  const std::string path = dir.path + "/clipped.json";
+  std::ofstream(path) << sc.dump(2);
+  LaunchOptions o = testing::test_launch(path, dir.path);
+  o.deadline_s = 180;
+  TrainLaunch t;
+  t.model = "linear";
+  t.steps = 15;
+  t.evaluate_every = 5;
+  t.eval_samples = 500;
+  o.train = t;
+  const LaunchResult r = launch(o);
+  ASSERT_TRUE(r.training.has_value());
+  EXPECT_TRUE(r.ok) << "see " << dir.path;
+  const TrainingSummary& s = *r.training;
+  EXPECT_TRUE(s.consistent);
+  EXPECT_GE(s.last_step, 15u);
+  for (const auto& x : s.steps) EXPECT_TRUE(x.consistent) << "step " << x.step;
+  ASSERT_TRUE(s.final_test_accuracy.has_value());
+  EXPECT_GT(*s.final_test_accuracy, 0.3);
+  std::uint64_t clipped = 0;
+  for (std::size_t p = 0; p < 4; ++p)
+    for (const auto& j : read_lines(dir.path + "/peer-" + std::to_string(p) + ".jsonl"))
+      if (j.contains("clipped")) clipped += j["clipped"].get<std::uint64_t>();
+  EXPECT_GT(clipped, 0u);
+}
+
 // Peer 3 joins 15 s into a 30-step run, well after the first steps (which come some 5-10 s in),
 // given only the backbone's address.
 LaunchResult launch_with_late_peer(const std::string& dir, std::int64_t kept_updates) {

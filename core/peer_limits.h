@@ -1,0 +1,57 @@
+#pragma once
+// What one remote peer may cost this peer, and the ban for a peer that goes beyond it
+// (docs/trust.md §2): bytes its messages occupy here before this peer can act on them (parts for
+// a round not started yet), and requests this peer serves it within a window (state and update
+// downloads). A peer over either limit is banned for a while: everything held for it is released,
+// and the service mux drops its messages until the ban ends. An honest peer stays far below both.
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+
+#include "core/env.h"
+
+namespace swarmlab::core {
+
+struct PeerLimitsConfig {
+  // Bytes held for one peer: 256 MiB, the parts of 64 rounds of a 16-member group's largest
+  // share of a 2 GiB fp32 vector in 512 KiB parts is far more than any honest peer is early with.
+  std::uint64_t max_held_bytes = std::uint64_t{256} << 20;
+  // Requests served to one peer within `request_window`: a peer that fell behind asks once per
+  // download, and again only after a failure.
+  std::uint32_t max_requests = 16;
+  Seconds request_window = 60;
+  Seconds ban = 300;  // how long a peer over a limit is ignored
+};
+
+class PeerLimits {
+ public:
+  explicit PeerLimits(Environment& env, PeerLimitsConfig config = {}) : env_(env), config_(config) {}
+
+  bool banned(PeerId peer) const;
+  // Reserves `bytes` held for `peer`. False when that takes it over the limit: it is banned, and
+  // the caller drops what it was about to keep (and whatever else it holds for it, see held()).
+  bool hold(PeerId peer, std::uint64_t bytes);
+  void release(PeerId peer, std::uint64_t bytes);
+  std::uint64_t held(PeerId peer) const;
+  // Counts a request from `peer` about to be served. False when it is one too many within the
+  // window: `peer` is banned and the request must not be served.
+  bool admit_request(PeerId peer);
+
+  const PeerLimitsConfig& config() const { return config_; }
+  std::uint64_t bans() const { return bans_; }
+
+ private:
+  struct Usage {
+    std::uint64_t held = 0;
+    std::deque<Seconds> requests;  // times of the requests within the window
+    Seconds banned_until = -1;
+  };
+  void ban(PeerId peer, Usage& usage);
+
+  Environment& env_;
+  PeerLimitsConfig config_;
+  std::unordered_map<PeerId, Usage> usage_;
+  std::uint64_t bans_ = 0;
+};
+
+}  // namespace swarmlab::core
