@@ -13,8 +13,9 @@
 namespace swarmlab::core {
 
 struct PeerLimitsConfig {
-  // Bytes held for one peer: 256 MiB, the parts of 64 rounds of a 16-member group's largest
-  // share of a 2 GiB fp32 vector in 512 KiB parts is far more than any honest peer is early with.
+  // Bytes held for one peer. An honest sender is early by at most its parts of one round, a
+  // share of one vector; a collaborative peer raises this to two whole fp32 vectors of its model
+  // when that is larger.
   std::uint64_t max_held_bytes = std::uint64_t{256} << 20;
   // Requests served to one peer within `request_window`: a peer that fell behind asks once per
   // download, and again only after a failure.

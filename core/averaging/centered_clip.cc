@@ -41,42 +41,46 @@ std::size_t centered_clip(std::span<const float> rows, std::span<const double> w
   for (double& wi : w) total += (wi = std::min(wi, cap));
 
   // The start: the coordinate-wise median, which a minority cannot move outside the honest range.
-  // Gathered a block of coordinates at a time, so that each contribution is read in order.
+  // A block of coordinates at a time, each contribution's slice sorted into place by an odd-even
+  // transposition network of element-wise min/max: no branches, every step a vector operation
+  // across the block (bench: ~10x faster than a selection per coordinate).
   Eigen::VectorXd v(length);
-  constexpr Eigen::Index kBlock = 512;
-  std::vector<float> block(static_cast<std::size_t>(kBlock) * m);
+  constexpr Eigen::Index kBlock = 1024;
+  std::vector<Eigen::ArrayXf> slices(m, Eigen::ArrayXf(kBlock));
+  Eigen::ArrayXf low(kBlock);
   for (Eigen::Index first = 0; first < length; first += kBlock) {
     const Eigen::Index count = std::min(kBlock, length - first);
-    for (std::size_t i = 0; i < m; ++i) {
-      const float* column = x.col(kept[i]).data() + first;
-      for (Eigen::Index k = 0; k < count; ++k) block[static_cast<std::size_t>(k) * m + i] = column[k];
-    }
-    for (Eigen::Index k = 0; k < count; ++k) {
-      float* values = block.data() + static_cast<std::size_t>(k) * m;
-      std::nth_element(values, values + m / 2, values + m);
-      double median = values[m / 2];
-      if (m % 2 == 0) median = 0.5 * (median + *std::max_element(values, values + m / 2));
-      v[first + k] = median;
-    }
+    for (std::size_t i = 0; i < m; ++i) slices[i].head(count) = x.col(kept[i]).segment(first, count).array();
+    for (std::size_t round = 0; round < m; ++round)
+      for (std::size_t i = round % 2; i + 1 < m; i += 2) {
+        low.head(count) = slices[i].head(count).min(slices[i + 1].head(count));
+        slices[i + 1].head(count) = slices[i].head(count).max(slices[i + 1].head(count));
+        slices[i].head(count) = low.head(count);
+      }
+    if (m % 2) v.segment(first, count) = slices[m / 2].head(count).cast<double>().matrix();
+    else
+      v.segment(first, count) =
+          (0.5 * (slices[m / 2 - 1].head(count).cast<double>() + slices[m / 2].head(count).cast<double>())).matrix();
   }
 
   std::size_t clipped = n - m;
-  Eigen::VectorXd step(length);
-  Eigen::VectorXf v_float(length);
+  // Offsets and their norms in float (they set the clip factor and a step that is small next to
+  // v); the estimate itself accumulates in double.
+  Eigen::VectorXf step(length), v_float(length);
   for (std::uint32_t it = 0; it < options.iterations; ++it) {
     step.setZero();
-    v_float = v.cast<float>();  // distances in float (they only set the clip factor), steps in double
+    v_float = v.cast<float>();
     clipped = n - m;
     for (std::size_t i = 0; i < m; ++i) {
-      const double norm = std::sqrt((x.col(kept[i]) - v_float).cast<double>().squaredNorm());
+      const double norm = std::sqrt(static_cast<double>((x.col(kept[i]) - v_float).squaredNorm()));
       double scale = 1;
       if (norm > options.tau) {
         scale = options.tau / norm;
         ++clipped;
       }
-      step.noalias() += (w[i] * scale / total) * (x.col(kept[i]).cast<double>() - v);
+      step.noalias() += static_cast<float>(w[i] * scale / total) * (x.col(kept[i]) - v_float);
     }
-    v += step;
+    v += step.cast<double>();
   }
   Eigen::Map<Eigen::VectorXf>(out.data(), length) = v.cast<float>();
   return clipped;

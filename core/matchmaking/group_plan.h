@@ -5,8 +5,7 @@
 //
 //   auto roles = averaging::assign_roles(averaging::Strategy::AllReduce, group_capacities(group));
 //   auto plan = plan_for_group(group, roles, length, codec::Codec::Fp16);
-//
-// Capacity encoding: u8 version (1), f64 compute_sps, f64 download_bps, f64 upload_bps, u8 client_mode.
+// (The attachment's encoding: core/matchmaking/capacity_codec.h.)
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -17,10 +16,6 @@
 #include "core/planner/planner.h"
 
 namespace swarmlab::core::matchmaking {
-
-std::vector<std::uint8_t> encode_capacity(const planner::PeerCapacity& c);
-// Throws DecodeError on anything else (negative or non-finite rates included).
-planner::PeerCapacity decode_capacity(std::span<const std::uint8_t> bytes);
 
 // The members' capacities, in group order. A member whose attachment does not decode is taken to
 // have no compute and no bandwidth (it neither sends nor reduces); client mode comes from the group.

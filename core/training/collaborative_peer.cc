@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/averaging/averaging_service.h"
+#include "core/matchmaking/capacity_codec.h"
 #include "core/matchmaking/group_plan.h"
 
 namespace swarmlab::core::training {
@@ -34,15 +35,19 @@ CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig c
       learner_(std::move(parts.learner)),
       averager_(std::move(parts.averager)),
       timeouts_(config_.timeouts) {
-  limits_ = std::make_unique<PeerLimits>(env_, config_.limits);
   mux_ = std::make_unique<ServiceMux>([this] { return env_.now(); });
-  mux_->set_limits(limits_.get());
   if (!coordinator_ || !learner_) throw std::invalid_argument("collaborative peer: needs a coordinator and a learner");
   if (config_.target_batch == 0 && config_.quota == 0)
     throw std::invalid_argument("collaborative peer: target batch or quota must be positive");
   if (config_.dpu && config_.quota > 0)
     throw std::invalid_argument("collaborative peer: delayed parameter updates need a pooled target batch");
   if (learner_->parameter_count() == 0) throw std::invalid_argument("collaborative peer: the learner has no parameters");
+  // An honest sender is early by at most its parts of one round: never more than two whole fp32
+  // vectors, whatever the configured budget says.
+  PeerLimitsConfig limits = config_.limits;
+  limits.max_held_bytes = std::max(limits.max_held_bytes, 8 * learner_->parameter_count() + (std::uint64_t{1} << 20));
+  limits_ = std::make_unique<PeerLimits>(env_, limits);
+  mux_->set_limits(limits_.get());
   if (!averager_) averager_ = std::make_unique<averaging::AveragingService>(env_, limits_.get());
   if (!config_.roles_cache) config_.roles_cache = std::make_shared<averaging::RolesCache>();
   state_ = std::make_unique<StateService>(env_, config_.state, [this](const StateWanted& wanted) -> std::optional<StateSnapshot> {

@@ -146,6 +146,8 @@ class CollaborativePeer {
   std::uint64_t rejected_states() const { return rejected_states_; }
   // Groups declined because this peer had already averaged under their id.
   std::uint64_t repeated_groups() const { return repeated_groups_; }
+  // What each remote peer may cost this one (core/peer_limits.h): bans, budgets.
+  const PeerLimits& limits() const { return *limits_; }
   // The roles this peer computes for a group (indexed like its members); nullptr when the group
   // cannot average (nobody computes, or the strategy cannot run with these members).
   const averaging::RoleAssignment* roles_for(const matchmaking::Group& group);

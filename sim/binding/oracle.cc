@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/matchmaking/capacity_codec.h"
 #include "core/matchmaking/group_plan.h"
 #include "core/moshpit/grid.h"
 #include "core/wire.h"

@@ -1,17 +1,21 @@
 // libFuzzer target for the decoders of forming and running a group (tests/fuzz/run_fuzz.sh group):
 // matchmaking messages (core/matchmaking/messages.h), matchmaking declarations in the DHT
-// (core/matchmaking/declaration.h) and the parts of a butterfly round (core/averaging/part_message.h).
+// (core/matchmaking/declaration.h), the parts of a butterfly round (core/averaging/part_message.h)
+// and the capacity a member attaches to its join request (core/matchmaking/capacity_codec.h).
 // The first byte picks the decoder. Any bytes either throw core::DecodeError or decode into a value
 // that encodes and decodes back to itself; a decoded part's payload is exactly the size its header
 // and codec say, inside the message. Nothing else escapes; sanitizers catch the rest.
 //
 // Built with -DGROUP_FUZZ_MAKE_CORPUS it is instead a program that writes the seed corpus.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <span>
 #include <vector>
 
 #include "core/averaging/part_message.h"
+#include "core/matchmaking/capacity_codec.h"
 #include "core/matchmaking/declaration.h"
 #include "core/matchmaking/messages.h"
 #include "core/wire.h"
@@ -53,13 +57,26 @@ void check_part(std::span<const std::uint8_t> bytes) {
   }
 }
 
+// A capacity that decodes encodes back to the same bytes, with finite non-negative rates.
+void check_capacity(std::span<const std::uint8_t> bytes) {
+  try {
+    const planner::PeerCapacity c = matchmaking::decode_capacity(bytes);
+    for (double r : {c.compute_sps, c.download_bps, c.upload_bps})
+      if (!(r >= 0) || !std::isfinite(r)) std::abort();
+    const std::vector<std::uint8_t> again = matchmaking::encode_capacity(c);
+    if (!std::equal(again.begin(), again.end(), bytes.begin(), bytes.end())) std::abort();
+  } catch (const DecodeError&) {
+  }
+}
+
 void dispatch(std::span<const std::uint8_t> in) {
   if (in.empty()) return;
   const std::span<const std::uint8_t> rest = in.subspan(1);
-  switch (in[0] % 3) {
+  switch (in[0] % 4) {
     case 0: return check_matchmaking(rest);
     case 1: return check_declaration(rest);
-    default: return check_part(rest);
+    case 2: return check_part(rest);
+    default: return check_capacity(rest);
   }
 }
 
@@ -119,6 +136,12 @@ int main(int argc, char** argv) {
   std::vector<std::uint8_t> averaged = {1, static_cast<std::uint8_t>(virt.virtual_bytes), 0, 0, 0};
   averaged.insert(averaged.end(), virt.bytes.begin(), virt.bytes.end());
   corpus.write("averaged_virtual", with(2, averaged));
+  planner::PeerCapacity capacity;
+  capacity.compute_sps = 400;
+  capacity.download_bps = 1e8;
+  capacity.upload_bps = 5e7;
+  capacity.client_mode = true;
+  corpus.write("capacity", with(3, matchmaking::encode_capacity(capacity)));
   return corpus.done();
 }
 

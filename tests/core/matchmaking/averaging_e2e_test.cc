@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/averaging/averaging_service.h"
+#include "core/matchmaking/capacity_codec.h"
 #include "core/matchmaking/group_plan.h"
 #include "matchmaker_fixture.h"
 

@@ -4,6 +4,7 @@
 
 #include "core/matchmaking/declaration.h"
 #include "core/matchmaking/group_key.h"
+#include "core/matchmaking/capacity_codec.h"
 #include "core/matchmaking/group_plan.h"
 #include "core/matchmaking/messages.h"
 #include "core/service_ids.h"

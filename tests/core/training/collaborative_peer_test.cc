@@ -116,5 +116,26 @@ TEST(CollaborativePeer, AGroupIdItAveragedUnderBeforeIsDeclinedNotACrash) {
   EXPECT_GT(declined, 0u);
 }
 
+// The bytes a peer may hold for one sender grow with the model: an honest sender early with its
+// parts of one round of a large model must not be banned.
+TEST(CollaborativePeer, TheHeldBytesBudgetCoversTwoWholeVectorsOfItsModel) {
+  core::testing::MemoryWorld world(1, core::testing::PeerSpec{0.01, 1e8, 10});
+  const auto make = [&](std::uint64_t parameters) {
+    CollaborativePeerConfig c;
+    c.target_batch = 10;
+    c.capacity.compute_sps = 10;
+    DhtCoordinatorConfig dc;
+    dc.progress.run = "budget";
+    dc.progress.target = c.step_target();
+    dc.matchmaking.prefix = "budget_averaging";
+    PeerParts parts;
+    parts.coordinator = std::make_unique<DhtCoordinator>(world.env(0), dc);
+    parts.learner = std::make_unique<core::testing::TimedLearner>(world.env(0), parameters);
+    return std::make_unique<CollaborativePeer>(world.env(0), c, std::move(parts));
+  };
+  EXPECT_EQ(make(1000)->limits().config().max_held_bytes, PeerLimitsConfig{}.max_held_bytes);
+  EXPECT_GE(make(std::uint64_t{1} << 30)->limits().config().max_held_bytes, std::uint64_t{8} << 30);
+}
+
 }  // namespace
 }  // namespace swarmlab::core::training

@@ -1,0 +1,46 @@
+#include "core/matchmaking/capacity_codec.h"
+
+#include <cmath>
+
+#include "core/wire.h"
+
+namespace swarmlab::core::matchmaking {
+namespace {
+
+constexpr std::uint8_t kVersion = 1;
+
+double rate(Reader& r) {
+  const double v = r.f64();
+  if (!std::isfinite(v) || v < 0) throw DecodeError("capacity: bad rate");
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_capacity(const planner::PeerCapacity& c) {
+  std::vector<std::uint8_t> out;
+  out.reserve(64);  // also keeps GCC 12 from a false -Warray-bounds on the first insert
+  Writer w(out);
+  w.u8(kVersion);
+  w.f64(c.compute_sps);
+  w.f64(c.download_bps);
+  w.f64(c.upload_bps);
+  w.u8(c.client_mode ? 1 : 0);
+  return out;
+}
+
+planner::PeerCapacity decode_capacity(std::span<const std::uint8_t> bytes) {
+  Reader r(bytes);
+  if (r.u8() != kVersion) throw DecodeError("capacity: unknown version");
+  planner::PeerCapacity c;
+  c.compute_sps = rate(r);
+  c.download_bps = rate(r);
+  c.upload_bps = rate(r);
+  const std::uint8_t client = r.u8();
+  if (client > 1) throw DecodeError("capacity: bad client flag");
+  c.client_mode = client == 1;
+  r.finish();
+  return c;
+}
+
+}  // namespace swarmlab::core::matchmaking
