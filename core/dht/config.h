@@ -59,6 +59,9 @@ struct DhtConfig {
   // Storage limits, so a peer cannot be made to hold unbounded state.
   std::size_t max_stored_keys = 1u << 20;
   std::size_t max_record_bytes = (1u << 20) - 4096;  // one record must fit in a reply
+  // All records together (without it, the limits above allow a million records of a MiB each).
+  // A collaboration's progress records and declarations take kilobytes per peer.
+  std::size_t max_stored_bytes = std::size_t{256} << 20;
 };
 
 }  // namespace swarmlab::core::dht

@@ -38,7 +38,7 @@ DhtNode::DhtNode(Environment& env, NodeId id, DhtConfig config)
       config_(config),
       limits_(WireLimits::from(config)),
       table_(id, config.bucket_size, config.replacement_cache_size, config.bucket_ping_interval_s),
-      storage_(config.max_stored_keys, config.max_record_bytes),
+      storage_(config.max_stored_keys, config.max_record_bytes, config.max_stored_bytes),
       blacklist_(config.blacklist_base_s, config.blacklist_backoff, config.blacklist_max_exponent) {}
 
 DhtNode::~DhtNode() { *alive_ = false; }

@@ -27,25 +27,41 @@ bool ValueStore::store(const NodeId& key, const Bytes* subkey, const TimedValue&
   if (it == records_.end()) {
     if (records_.size() >= max_keys_) return false;
     Record record = make_record(subkey, value);
-    if (record.footprint() > max_record_bytes_) return false;
+    const std::size_t size = record.footprint();
+    if (size > max_record_bytes_ || size > max_bytes_ - bytes_) return false;
+    bytes_ += size;
     records_.emplace(key, std::move(record));
   } else {
     Record& held = it->second;
-    held.drop_expired(now);
-    if (footprint_after(held, subkey, value) > max_record_bytes_) return false;
+    drop_expired(held, now);
+    const std::size_t before = held.footprint(), after = footprint_after(held, subkey, value);
+    if (after > max_record_bytes_ || (after > before && after - before > max_bytes_ - bytes_)) return false;
     const bool accepted = subkey ? held.merge_subkey(*subkey, value) : held.merge_plain(value);
     if (!accepted) return false;
+    bytes_ = bytes_ - before + held.footprint();
   }
   expiries_.push_back({value.expiration, key});
   std::push_heap(expiries_.begin(), expiries_.end(), std::greater<>());
   return true;
 }
 
+bool ValueStore::drop_expired(Record& held, Seconds now) {
+  const std::size_t before = held.footprint();
+  const bool live = held.drop_expired(now);
+  bytes_ = bytes_ - before + held.footprint();
+  return live;
+}
+
+void ValueStore::erase(std::map<NodeId, Record>::iterator it) {
+  bytes_ -= it->second.footprint();
+  records_.erase(it);
+}
+
 const Record* ValueStore::find(const NodeId& key, Seconds now) {
   auto it = records_.find(key);
   if (it == records_.end()) return nullptr;
-  if (!it->second.drop_expired(now)) {
-    records_.erase(it);
+  if (!drop_expired(it->second, now)) {
+    erase(it);
     return nullptr;
   }
   return &it->second;
@@ -57,7 +73,7 @@ void ValueStore::purge(Seconds now) {
     std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
     expiries_.pop_back();
     auto it = records_.find(key);
-    if (it != records_.end() && !it->second.drop_expired(now)) records_.erase(it);
+    if (it != records_.end() && !drop_expired(it->second, now)) erase(it);
   }
 }
 

@@ -2,6 +2,7 @@
 // A node's local storage: key id → Record, applying the merge rules of record.h. Expired values
 // are never returned; they are dropped when read and purged lazily from a heap of expirations.
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
@@ -13,8 +14,10 @@ namespace swarmlab::core::dht {
 
 class ValueStore {
  public:
-  ValueStore(std::size_t max_keys, std::size_t max_record_bytes)
-      : max_keys_(max_keys), max_record_bytes_(max_record_bytes) {}
+  // `max_bytes`: the footprints of every record together (record.h), so that no mix of keys and
+  // record sizes, however many peers send them, makes a node hold more than this.
+  ValueStore(std::size_t max_keys, std::size_t max_record_bytes, std::size_t max_bytes = SIZE_MAX)
+      : max_keys_(max_keys), max_record_bytes_(max_record_bytes), max_bytes_(max_bytes) {}
 
   // Stores a plain value (subkey == nullptr) or one subkey of a dictionary. Returns false when
   // the value is already expired, a newer version is held, or a storage limit would be exceeded.
@@ -25,8 +28,13 @@ class ValueStore {
   void purge(Seconds now);
 
   std::size_t size() const { return records_.size(); }
+  std::size_t bytes() const { return bytes_; }
 
  private:
+  // Record::drop_expired and erasing a record, keeping bytes_.
+  bool drop_expired(Record& held, Seconds now);
+  void erase(std::map<NodeId, Record>::iterator it);
+
   struct Expiry {
     Seconds at;
     NodeId key;
@@ -34,6 +42,8 @@ class ValueStore {
   };
   std::size_t max_keys_;
   std::size_t max_record_bytes_;
+  std::size_t max_bytes_;
+  std::size_t bytes_ = 0;  // Σ footprint of records_
   std::map<NodeId, Record> records_;
   std::vector<Expiry> expiries_;  // min-heap; may hold stale entries for keys since refreshed
 };

@@ -110,7 +110,8 @@ RobustnessResult run_robustness(const scenarios::Scenario& scenario, const Robus
         result.relative_distance.push_back(m2 > 0 ? std::sqrt(d2 / m2) : 0.0);
         result.train_loss.push_back(book.loss_sum / book.weight);
       }
-      books.erase(books.begin(), books.upper_bound(me.round));
+      // Round ids are group ids, not ordered: only this round's book is done with.
+      books.erase(me.round);
       if (++result.steps >= setup.steps) swarm_ptr->engine().stop();
     };
     return v;

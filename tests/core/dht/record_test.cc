@@ -90,6 +90,31 @@ TEST(ValueStore, LimitsRejectWithoutChangingWhatIsHeld) {
   EXPECT_EQ(s.find(kKey, 0)->dictionary().size(), 1u);
 }
 
+TEST(ValueStore, TheBytesOfAllRecordsTogetherAreBoundedAndGiveBackWhatExpires) {
+  // Many keys of 1 KiB each: however many peers send them, the node holds at most 10 KiB.
+  ValueStore s(1000, 4096, 10 * 1024);
+  std::size_t accepted = 0;
+  for (int k = 0; k < 100; ++k)
+    accepted += s.store(NodeId::of_key("k" + std::to_string(k)), nullptr, {Bytes(1024, 1), 10}, 0);
+  EXPECT_GE(accepted, 8u);
+  EXPECT_LT(accepted, 10u);
+  EXPECT_LE(s.bytes(), 10u * 1024);
+  // A dictionary growing past what is left is refused, and nothing it held changes.
+  const Bytes sub = b("s");
+  EXPECT_FALSE(s.store(kKey, &sub, {Bytes(4000, 2), 10}, 0));
+  // Once they expire, the space is free again.
+  s.purge(10);
+  EXPECT_EQ(s.size(), 0u);
+  EXPECT_EQ(s.bytes(), 0u);
+  EXPECT_TRUE(s.store(kKey, &sub, {Bytes(3000, 2), 20}, 10));
+  const std::size_t one = s.bytes();
+  const Bytes other = b("t");
+  EXPECT_TRUE(s.store(kKey, &other, {Bytes(10, 3), 15}, 10));
+  EXPECT_GT(s.bytes(), one);
+  EXPECT_NE(s.find(kKey, 16), nullptr);  // subkey "t" expired on read: its bytes are given back
+  EXPECT_EQ(s.bytes(), one);
+}
+
 TEST(Record, MergeCombinesReplicasSubkeyBySubkey) {
   Record a(Dictionary{{b("x"), {b("x1"), 10}}, {b("y"), {b("y2"), 30}}});
   const Record other(Dictionary{{b("x"), {b("x2"), 20}}, {b("y"), {b("y1"), 15}}, {b("z"), {b("z1"), 5}}});
