@@ -106,10 +106,6 @@ const bool registered = register_command(
             throw core::InputError("command line", "--attackers",
                                    "expected fewer attackers than the scenario's " + std::to_string(n) + " peers, got " +
                                        std::to_string(m));
-        if (sc.workload.parameters != 7850)
-          throw core::InputError(sc.source, "workload.parameters",
-                                 "expected 7850 (softmax regression on 28 x 28 images, 10 classes), got " +
-                                     std::to_string(sc.workload.parameters));
         core::averaging::CenteredClip clip = sc.averaging.centered_clip.value_or(core::averaging::CenteredClip{});
         if (a->tau > 0) clip.tau = a->tau;
         if (a->iterations > 0) clip.iterations = a->iterations;
@@ -118,6 +114,11 @@ const bool registered = register_command(
         const learn::LabelledImages train = learn::load_fashion_mnist(learn::Split::Train, a->data);
         const learn::LabelledImages test_images = learn::load_fashion_mnist(learn::Split::Test, a->data);
         const learn::SoftmaxRegression model(train), test(test_images);
+        if (sc.workload.parameters != model.parameter_count())
+          throw core::InputError(sc.source, "workload.parameters",
+                                 "expected " + std::to_string(model.parameter_count()) +
+                                     " (softmax regression on the dataset's images, 10 classes), got " +
+                                     std::to_string(sc.workload.parameters));
         sim::RobustnessModel m;
         m.initial.assign(model.parameter_count(), 0.0f);
         m.samples = static_cast<std::uint32_t>(model.sample_count());

@@ -12,19 +12,13 @@
 #include "core/training/state_messages.h"
 #include "core/training/state_service.h"
 #include "support/memory_world.h"
+#include "support/recording_service.h"
 
 namespace swarmlab::core {
 namespace {
 
 using testing::MemoryWorld;
 using testing::PeerSpec;
-
-// Counts what reaches a peer.
-struct Recorder final : Service {
-  std::vector<std::pair<PeerId, Message>> got;
-  void handle(PeerId from, const Message& m) override { got.emplace_back(from, m); }
-  void on_link_failure(PeerId) override {}
-};
 
 Message early_part(std::uint64_t round_id, std::size_t floats) {
   averaging::PartHeader h;
@@ -100,7 +94,7 @@ TEST(PeerLimits, AStateRequesterOverItsBudgetIsNotServed) {
     s.bytes.assign(100, 1);
     return std::optional<training::StateSnapshot>(s);
   }, &limits);
-  Recorder asker;
+  testing::RecordingService asker;
   world.env(1).set_sink(&provider);
   world.env(0).set_sink(&asker);
   for (std::uint64_t i = 0; i < 10; ++i) {
@@ -113,6 +107,7 @@ TEST(PeerLimits, AStateRequesterOverItsBudgetIsNotServed) {
   EXPECT_EQ(sources, 3u);  // the fourth request banned the asker; the rest were not served
   EXPECT_EQ(provider.served(), 3u);
   EXPECT_TRUE(limits.banned(0));
+  EXPECT_EQ(asker.got.size(), 3u * 2u);  // a header and one 100-byte chunk per served request
   world.env(0).set_sink(nullptr);
   world.env(1).set_sink(nullptr);
 }

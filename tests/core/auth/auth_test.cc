@@ -12,6 +12,7 @@
 #include "core/dht/node.h"
 #include "core/service_mux.h"
 #include "support/memory_world.h"
+#include "support/recording_service.h"
 
 namespace swarmlab::core::auth {
 namespace {
@@ -163,12 +164,7 @@ TEST(Authenticator, ARefreshedTokenKeepsThePeerTalkingPastTheOldExpiration) {
 
 // --- The environment layer -------------------------------------------------------------------------
 
-struct Recorder final : Service {
-  std::vector<std::pair<PeerId, std::vector<std::uint8_t>>> got;
-  std::vector<PeerId> failures;
-  void handle(PeerId from, const Message& m) override { got.emplace_back(from, m.bytes); }
-  void on_link_failure(PeerId p) override { failures.push_back(p); }
-};
+using Recorder = testing::RecordingService;
 
 // n peers in a MemoryWorld; peer `unlisted` (if any) holds a token it signed itself.
 struct AuthWorld {

@@ -215,8 +215,7 @@ TEST(LiveTraining, CenteredClipRunsLiveAndPeersStayIdentical) {
   nlohmann::json sc = nlohmann::json::parse(std::ifstream(kScenario));
   // A radius well inside the honest gradients' spread, so that reducers do clip.
   sc["averaging"]["centered_clip"] = {{"tau", 0.05}, {"iterations", 10}};
-  const std::string path = dir.path + "/clipped.json";
-  std::ofstream(path) << sc.dump(2);
+  const std::string path = dir.write("clipped.json", sc.dump(2));
   LaunchOptions o = testing::test_launch(path, dir.path);
   o.deadline_s = 180;
   TrainLaunch t;
