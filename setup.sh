@@ -15,6 +15,7 @@ packages=(
   python3 python3-matplotlib           # analysis/ plots
   libns3-dev libgsl-dev libsqlite3-dev # the ns-3 network backend (3.37); ns-3's pkg-config files need GSL and SQLite
   iproute2                             # ip and tc: live runs behind emulated links (exec/)
+  nftables                             # nft: NAT for client-mode peers in live runs (launch --nat)
   openmpi-bin libopenmpi-dev           # swarmlab sweep across machines (mpirun / srun)
   chromium                             # headless check of the sweep reports (tests/sweep)
   libtorch-dev zlib1g-dev              # learn/: real training (libtorch 1.13, CPU); gzip datasets

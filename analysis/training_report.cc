@@ -34,6 +34,7 @@ nlohmann::ordered_json to_json(const sim::TrainingRunResult& r) {
   j["authenticated"] = r.authenticated;
   j["rounds"] = r.rounds;
   j["max_left_out_share"] = r.max_left_out_share;
+  if (r.nat_traversal) j["relayed_bytes"] = r.relayed_bytes;
   j["events"] = r.events;
   auto& peers = j["peers"] = nlohmann::ordered_json::array();
   for (const auto& p : r.peers)

@@ -131,6 +131,8 @@ const bool registered = register_command(
           ->check(Count(1, limits::kMaxLiveParameters, "a vector length"));
       sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember(core::names_of(core::codec::kCodecNames)));
       sub.add_flag("--emulate-links", a->o.emulate_links, "each peer in its own network namespace, links shaped with tc (needs root)");
+      sub.add_flag("--nat", a->o.nat_clients, "with --emulate-links: each client-mode peer behind its own NAT router (nftables masquerade), "
+                                             "so it really cannot accept connections, only dial out");
       sub.add_option("--scale", a->o.scale, "multiply every link rate by this (machines that cannot carry the real rates)")->check(Positive(1000, "a scale factor"))->capture_default_str();
       sub.add_option("--goodput", a->o.goodput, "announced bandwidth = link rate × this (default: the transport's measured goodput)")
           ->check(Positive(1, "a fraction of the link rate"));
@@ -237,9 +239,16 @@ const bool registered = register_command(
           throw core::InputError("command line", "--bootstrap", "expected at most the scenario's " + std::to_string(sc.peers.size()) + " peers");
         if (o.train && o.kill)
           throw core::InputError("command line", "--kill", "a training launch kills by time: expected PEER@SECONDS, not PEER@ROUND+SECONDS");
+        if (o.nat_clients && !o.emulate_links)
+          throw core::InputError("command line", "--nat", "expected --emulate-links as well (the NAT routers are part of the emulated network)");
         if (o.emulate_links)
           if (const std::string why = exec::LinkEmulator::unavailable_reason(); !why.empty()) {
             std::cerr << "swarmlab launch: --emulate-links: " << why << "\n";
+            return kExitBadInput;
+          }
+        if (o.nat_clients)
+          if (const std::string why = exec::LinkEmulator::nat_unavailable_reason(); !why.empty()) {
+            std::cerr << "swarmlab launch: --nat: " << why << "\n";
             return kExitBadInput;
           }
         if (!a->quiet) o.progress = [](const std::string& line) { std::cerr << "launch: " << line << "\n"; };

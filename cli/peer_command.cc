@@ -10,6 +10,7 @@
 #include "exec/live_scenario.h"
 #include "exec/peer_process.h"
 #include "exec/train/training_peer.h"
+#include "scenarios/nat_traversal.h"
 #include "learn/torch/torch_learner.h"
 #include "scenarios/scenario_loader.h"
 #include "sim/scenario/peer_setup.h"
@@ -100,6 +101,8 @@ exec::LiveHostConfig host_config(const PeerArgs& a, const scenarios::Scenario& s
   h.pace_all_bps = a.pace_all;
   h.trace_path = a.trace;
   h.congestion_control = a.congestion;
+  exec::check_live_nat_traversal(sc);
+  if (sc.nat_traversal) h.reachability = std::make_shared<const core::relay::Reachability>(scenarios::reachability_config(sc));
   if (!a.auth_key.empty() || !a.auth_token.empty() || !a.auth_peer_keys.empty()) {
     if (a.auth_key.empty() || a.auth_token.empty() || a.auth_peer_keys.empty())
       throw std::invalid_argument("--auth-key, --auth-token and --auth-peer-keys go together (docs/trust.md)");
@@ -130,6 +133,7 @@ void announce(const PeerArgs& a, const scenarios::Scenario& live, const exec::Li
   if (a.upload >= 0) peer.capacity.upload_bps = a.upload;
   if (a.download >= 0) peer.capacity.download_bps = a.download;
   peer.capacity.client_mode = peer.capacity.client_mode || a.client || !host.addresses[a.id];
+  peer.reachability = host.reachability;
 }
 
 // A training peer: the scenario's DeDLOC or DiLoCo peer on the libtorch learner.

@@ -15,10 +15,18 @@
 namespace swarmlab::cli {
 namespace {
 
+std::size_t relayed_pairs(const core::planner::PlannerInput& in) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < in.routes.size(); ++i)
+    for (std::size_t j = i + 1; j < in.routes.size(); ++j) n += in.routes[i][j] >= 0;
+  return n;
+}
+
 struct PlanArgs {
   std::string scenario;
   bool json = false;
   double max_gap = 0;
+  bool all_compute = false;
 };
 
 const bool registered = register_command(
@@ -27,6 +35,9 @@ const bool registered = register_command(
       auto args = std::make_shared<PlanArgs>();
       sub.add_option("scenario", args->scenario, "scenario JSON file")->required();
       sub.add_flag("--json", args->json, "print JSON");
+      sub.add_flag("--all-compute", args->all_compute,
+                   "every compute-capable peer computes and the averaging rate alone is maximised: the plan "
+                   "a round with strategy \"ours\" runs (default: the roles that maximise steps/s)");
       sub.add_option("--max-gap", args->max_gap,
                      "stop the roles search once no roles can beat the plan by more than this "
                      "relative gap (default 0: prove optimality)")
@@ -41,6 +52,10 @@ const bool registered = register_command(
         const auto t0 = std::chrono::steady_clock::now();
         core::planner::PlannerOptions options;
         options.max_gap = args->max_gap;
+        if (args->all_compute) {
+          options.roles = core::planner::Roles::AllComputeCapable;
+          options.objective = core::planner::Objective::AveragingOnly;
+        }
         const core::planner::Plan plan = core::planner::solve(input, options);
         const double solve_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
@@ -85,6 +100,17 @@ const bool registered = register_command(
                       100 * plan.roles_gap, plan.steps_per_s_bound);
         }
         std::printf("solver        %s, %.2f ms\n\n", plan.solver.c_str(), solve_ms);
+        if (!input.relays.empty()) {
+          // What the relays carry with these fractions (docs/trust.md §4).
+          std::vector<bool> computes;
+          std::vector<double> f;
+          for (const auto& p : plan.peers) computes.push_back(p.computes), f.push_back(p.fraction);
+          const std::vector<double> load = core::planner::relay_loads(input, computes, f);
+          double relayed = 0;
+          for (double l : load) relayed += l;
+          std::printf("relays        %zu; they forward %.3g gradients per round in all (client pairs through a relay: %zu)\n",
+                      input.relays.size(), relayed, relayed_pairs(input));
+        }
         std::printf("%-28s %-8s %s\n", "peer", "computes", "fraction");
         for (std::size_t i = 0; i < sc.peers.size(); ++i)
           std::printf("%-28s %-8s %.6f\n", sc.peers[i].name.c_str(), plan.peers[i].computes ? "yes" : "no",

@@ -81,6 +81,8 @@ const bool registered = register_command(
         std::printf("GPU utilisation %.0f%%, state downloads %llu (+%llu of missed steps), worst left-out share %.1f%%\n",
                     100 * r.mean_utilisation, static_cast<unsigned long long>(r.state_downloads),
                     static_cast<unsigned long long>(r.update_downloads), 100 * r.max_left_out_share);
+        if (r.nat_traversal)
+          std::printf("relays forwarded %.2f GB for client pairs (docs/trust.md §4)\n", static_cast<double>(r.relayed_bytes) / 1e9);
         // Shares of each peer's up time: computing, inside averaging rounds, and waiting with its
         // quota done for the slowest worker (DiLoCo; OpenDiLoCo reports the last two).
         std::printf("\n%-16s %8s %8s %9s %9s %9s %9s %9s %9s\n", "peer", "up_h", "util", "averaging", "waiting", "eligible",

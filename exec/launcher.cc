@@ -243,6 +243,9 @@ LaunchResult launch(const LaunchOptions& o) {
     if (e.peer >= n) throw std::invalid_argument("--join: the scenario has no peer " + std::to_string(e.peer));
   for (const auto& e : o.timed_kills)
     if (e.peer >= n) throw std::invalid_argument("--kill: the scenario has no peer " + std::to_string(e.peer));
+  if (o.nat_clients && !o.emulate_links)
+    throw std::invalid_argument("--nat: needs --emulate-links (the NAT routers are built in the emulated network)");
+  check_live_nat_traversal(sc);
   std::optional<RandomChurn> churn;
   if (o.churn) {
     if (!o.train) throw std::invalid_argument("--chaos: only for --train runs");
@@ -276,14 +279,24 @@ LaunchResult launch(const LaunchOptions& o) {
       say("removed " + std::to_string(stale) + " network objects left by an earlier launch");
     const scenarios::Scenario scaled = live_view(sc, LiveOverrides{o.scale, {}, {}, false});
     std::vector<EmulatedLink> links;
-    for (const auto& p : scaled.peers) links.push_back({p.upload_bps, p.download_bps, p.latency_s});
-    say("building " + std::to_string(n) + " emulated links (scale " + number(o.scale) + ")");
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& p = scaled.peers[i];
+      const bool nat = o.nat_clients && sc.peers[i].reachability == scenarios::Reachability::Client;
+      links.push_back({p.upload_bps, p.download_bps, p.latency_s, nat});
+      result.peers_behind_nat += nat;
+    }
+    if (o.nat_clients && result.peers_behind_nat == 0) say("note: --nat: the scenario has no client-mode peer to put behind NAT");
+    if (result.peers_behind_nat > 0)
+      if (const std::string why = LinkEmulator::nat_unavailable_reason(); !why.empty()) throw std::runtime_error("--nat: " + why);
+    say("building " + std::to_string(n) + " emulated links (scale " + number(o.scale) + ")" +
+        (result.peers_behind_nat > 0 ? ", " + std::to_string(result.peers_behind_nat) + " client-mode peers behind NAT" : ""));
     emulator = std::make_unique<LinkEmulator>(links, "swl" + std::to_string(getpid()));
     result.latency_emulated = emulator->latency_emulated();
     bool any_latency = false;
     for (const auto& p : scaled.peers) any_latency |= p.latency_s > 0;
     if (any_latency && !result.latency_emulated)
       say("note: this kernel has no netem qdisc; the emulated links add no latency");
+    // Client-mode peers get no address (they bind nothing and only dial), behind NAT or not.
     for (std::size_t i = 0; i < n; ++i)
       if (sc.peers[i].reachability == scenarios::Reachability::Public)
         addresses[i] = SocketAddress{emulator->address(i), kEmulatedPort};
@@ -529,6 +542,7 @@ std::string launch_result_json(const LaunchResult& r) {
   j["scale"] = r.scale;
   j["emulated_links"] = r.emulated_links;
   j["latency_emulated"] = r.latency_emulated;
+  if (r.peers_behind_nat > 0) j["peers_behind_nat"] = r.peers_behind_nat;
   j["pacing"] = r.pacing;
   j["goodput"] = r.goodput;
   j["parameters"] = r.parameters;

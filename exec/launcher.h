@@ -10,6 +10,11 @@
 // supervising loop, which then returns `interrupted`); leftovers of a launcher killed with SIGKILL
 // are removed by the next launch (LinkEmulator::cleanup_stale). One emulated launch per process
 // at a time (names carry the pid).
+//
+// With nat_clients, every client-mode peer sits behind its own NAT router (nftables masquerade,
+// exec/link_emulator.h): it really cannot accept connections and only dials out, as the transport
+// already assumes of a client-mode peer (it is given no address and binds nothing); the others see
+// its connections come from the router's public address.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -68,6 +73,8 @@ struct LaunchOptions {
   std::optional<std::uint64_t> parameters;                 // default: the scenario's
   std::optional<core::codec::Codec> precision;             // default: the scenario's
   bool emulate_links = false;
+  // emulate_links only: each client-mode peer behind its own NAT router (needs nftables).
+  bool nat_clients = false;
   double scale = 1;
   double goodput = -1;                                     // < 0: kLiveGoodputFraction
   std::optional<bool> pacing;                              // default: on iff emulate_links
@@ -120,6 +127,7 @@ struct LaunchResult {
   std::string scenario, strategy, out_dir;
   double scale = 1, goodput = 0;
   bool emulated_links = false, latency_emulated = false, pacing = false;
+  std::size_t peers_behind_nat = 0;  // nat_clients: the client-mode peers put behind NAT
   std::uint64_t parameters = 0;
   std::string codec;
   std::vector<LaunchRound> rounds;

@@ -26,6 +26,8 @@ LiveHost::LiveHost(const LiveHostConfig& cfg, std::ostream& log) : cfg_(cfg), lo
   e.pacing = cfg.pacing && cfg.pace_all_bps <= 0;
   e.trace_path = cfg.trace_path;
   env_ = std::make_unique<LiveEnvironment>(loop_, std::move(t), e);
+  core::Environment* base = env_.get();
+  if (cfg.reachability) base = (relayed_ = std::make_unique<core::relay::RelayedEnvironment>(*env_, *cfg.reachability)).get();
   if (cfg.auth) {
     const LiveAuthConfig& a = *cfg.auth;
     core::auth::AuthenticatedEnvironmentOptions o;
@@ -33,7 +35,7 @@ LiveHost::LiveHost(const LiveHostConfig& cfg, std::ostream& log) : cfg_(cfg), lo
     // Tokens and envelopes carry Unix time; the loop's clock counts from the run's origin.
     o.unix_origin_s = EventLoop::unix_seconds() - loop_.now();
     auth_ = std::make_unique<core::auth::AuthenticatedPeer>(
-        *env_, core::auth::Authenticator(a.authority, a.key, a.token, random_u64()), std::move(o));
+        *base, core::auth::Authenticator(a.authority, a.key, a.token, random_u64()), std::move(o));
     if (!a.token_path.empty())
       token_refresher_ = std::make_unique<TokenRefresher>(loop_, auth_->authenticator(), a.authority, a.token_path, a.refresh_period_s,
                                                           [this](const std::string& line) { this->log(line); });
@@ -130,6 +132,11 @@ void LiveHost::add_exit_counters(nlohmann::ordered_json& line) {
   line["bytes_received"] = s.bytes_received;
   line["rejected_connections"] = s.rejected_connections;
   line["link_failures"] = s.link_failures;
+  if (relayed_) {
+    const auto& r = relayed_->stats();
+    line["relay"] = {{"sent_relayed", r.sent_relayed}, {"received_relayed", r.received_relayed}, {"forwarded", r.forwarded},
+                     {"forwarded_bytes", r.forwarded_bytes}, {"refused", r.refused}, {"dropped_frames", r.dropped_frames}};
+  }
   if (auth_) {
     const core::auth::Authenticator& authenticator = auth_->authenticator();
     nlohmann::ordered_json rejected = nlohmann::ordered_json::object();

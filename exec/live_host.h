@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/auth/authenticated_environment.h"
+#include "core/relay/relayed_environment.h"
 #include "core/training/collaborative_peer.h"
 #include "exec/event_loop.h"
 #include "exec/live_environment.h"
@@ -51,6 +52,9 @@ struct LiveHostConfig {
   std::string trace_path;
   std::string congestion_control;  // TCP_CONGESTION for every connection; empty: the system's
   std::optional<LiveAuthConfig> auth;  // every message signed and checked
+  // The scenario's "nat_traversal" (docs/trust.md §4): client pairs reach each other through
+  // relays; null: they cannot at all.
+  std::shared_ptr<const core::relay::Reachability> reachability;
 };
 
 class LiveHost {
@@ -59,8 +63,13 @@ class LiveHost {
 
   EventLoop& loop() { return loop_; }
   LiveEnvironment& env() { return *env_; }
-  // Where the peer's services run: the authenticating layer over env() when auth is on.
-  core::Environment& peer_env() { return auth_ ? static_cast<core::Environment&>(auth_->env()) : *env_; }
+  // Where the peer's services run: the authenticating layer when auth is on, over the relay layer
+  // with nat_traversal, over env().
+  core::Environment& peer_env() {
+    if (auth_) return auth_->env();
+    if (relayed_) return *relayed_;
+    return *env_;
+  }
   double now() const { return loop_.now(); }
 
   // Listens and dials, then starts `peer` once connected to everyone reachable (or after half the
@@ -95,6 +104,7 @@ class LiveHost {
   std::ostream& log_;
   EventLoop loop_;
   std::unique_ptr<LiveEnvironment> env_;
+  std::unique_ptr<core::relay::RelayedEnvironment> relayed_;
   std::unique_ptr<core::auth::AuthenticatedPeer> auth_;
   std::unique_ptr<TokenRefresher> token_refresher_;
   EventLoop::TimerId idle_timer_ = 0;

@@ -4,7 +4,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/input_error.h"
+
 namespace swarmlab::exec {
+
+void check_live_nat_traversal(const scenarios::Scenario& sc) {
+  if (sc.nat_traversal && sc.nat_traversal->hole_punching)
+    throw core::InputError(sc.source, "nat_traversal.hole_punching",
+                           "expected false for a live run: hole punching is modelled in the simulator only, live "
+                           "runs relay every pair of client-mode peers (docs/trust.md §4)");
+}
 
 scenarios::Scenario live_view(const scenarios::Scenario& scenario, const LiveOverrides& o) {
   if (!(o.scale > 0) || !std::isfinite(o.scale)) throw std::invalid_argument("scale must be a positive number");

@@ -17,6 +17,10 @@
 
 namespace swarmlab::exec {
 
+// Live runs relay every pair of client-mode peers: hole punching is modelled in the simulator only
+// (docs/trust.md §4). Throws core::InputError naming nat_traversal.hole_punching when it is on.
+void check_live_nat_traversal(const scenarios::Scenario& sc);
+
 // The goodput fraction of this project's C++ TCP transport on an emulated link: payload bytes per
 // second over the nominal rate, measured with exec/goodput_probe.h (`validate --calibrate`) on
 // 100 Mb/s htb links with cubic (exec/README.md, "Transport efficiency"): 0.87-0.92, one stream or

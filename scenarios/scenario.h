@@ -27,10 +27,16 @@
 
 namespace swarmlab::scenarios {
 
-// Client = behind NAT or a firewall: accepts no incoming connections, so it never aggregates.
+// Client = behind NAT or a firewall: accepts no incoming connections. It aggregates only when
+// relays (or hole punches) connect it to the other client peers ("nat_traversal").
 enum class Reachability { Public, Client };
 inline constexpr core::Named<Reachability> kReachabilityNames[] = {{Reachability::Public, "public"},
                                                                    {Reachability::Client, "client"}};
+
+// A client peer's NAT (docs/trust.md §4): cone NATs map endpoint-independently, so a hole punch
+// between two of them works; a symmetric NAT defeats it.
+enum class NatType { Cone, Symmetric };
+inline constexpr core::Named<NatType> kNatTypeNames[] = {{NatType::Cone, "cone"}, {NatType::Symmetric, "symmetric"}};
 
 struct PeerSpec {
   std::string name;        // unique; a group {"name":"gpu","count":8,...} expands to gpu-0..gpu-7
@@ -41,6 +47,7 @@ struct PeerSpec {
   Reachability reachability = Reachability::Public;
   std::optional<double> join_s, leave_s;  // up only in [join_s, leave_s) (each bound optional)
   double failure_rate = 0;                // per-round failure probability p, in [0, 1]
+  std::optional<NatType> nat;             // client peers only; absent: drawn (NatTraversalSpec)
 };
 
 // A directed cap on the rate from peer `from` to peer `to` (docs/dedloc.md §2, t_ij), on top of the
@@ -119,6 +126,16 @@ struct AuthSpec {
   double verify_s = 52e-6, verify_s_per_byte = 1.2e-9;
 };
 
+// From "nat_traversal": how client peers reach each other (docs/trust.md §4). Without it they
+// cannot, and aggregate nothing.
+struct NatTraversalSpec {
+  std::vector<std::size_t> relays;  // public peers that relay for client pairs (circuit relay)
+  bool hole_punching = false;       // two cone NATs connect directly after a punch
+  // Share of client peers whose NAT is a cone, for those without "nat": 64% of the NATs Ford,
+  // Srisuresh and Kegel (2005) tested supported TCP hole punching.
+  double cone_share = 0.64;
+};
+
 // A DHT-only collaboration: N peers doing puts and gets while churn replaces a share per hour.
 struct DhtSpec {
   std::uint32_t peers = 0;
@@ -138,6 +155,7 @@ struct Scenario {
   std::optional<DhtSpec> dht;          // from "dht": a DHT-only scenario (no workload, no peers)
   TrainingSpec training;              // from "training" (defaults when absent)
   std::optional<AuthSpec> auth;        // from "auth": allowlist authentication on
+  std::optional<NatTraversalSpec> nat_traversal;  // from "nat_traversal": relays and hole punching
   traces::ChurnTrace churn;                            // from "churn_trace" (empty when absent)
   traces::BandwidthTrace bandwidth;                    // from "bandwidth_trace" (empty when absent)
   std::string churn_trace_path, bandwidth_trace_path;  // as resolved; empty when absent

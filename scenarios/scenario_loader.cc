@@ -1,5 +1,6 @@
 #include "scenarios/scenario_loader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <initializer_list>
@@ -118,7 +119,7 @@ void load_workload(Loader& L, const json& v, const std::string& path) {
 void load_peer_entry(Loader& L, const json& v, const std::string& path) {
   const Fields f(L, v, path, "a peer object",
                  {"name", "count", "compute_sps", "bandwidth_bps", "download_bps", "upload_bps", "latency_ms",
-                  "reachability", "join_s", "leave_s", "failure_rate"});
+                  "reachability", "nat", "join_s", "leave_s", "failure_rate"});
   PeerSpec spec;
   spec.group = get_peer_name(L, f.require("name", "the peer's (or group's) name"), f.path("name"));
   std::optional<std::uint64_t> count;
@@ -161,6 +162,11 @@ void load_peer_entry(Loader& L, const json& v, const std::string& path) {
     spec.latency_s = get_duration(L, *lat, f.path("latency_ms"), 1e-3, "milliseconds", limits::kMaxLatencySeconds);
   if (const json* r = f.find("reachability"))
     spec.reachability = get_enum(L, *r, f.path("reachability"), kReachabilityNames);
+  if (const json* t = f.find("nat")) {
+    if (spec.reachability != Reachability::Client)
+      L.fail(f.path("nat"), "only a peer with reachability \"client\" is behind NAT: expected no nat on a public peer");
+    spec.nat = get_enum(L, *t, f.path("nat"), kNatTypeNames);
+  }
   if (const json* j = f.find("join_s")) spec.join_s = get_duration(L, *j, f.path("join_s"), 1, "seconds");
   if (const json* l = f.find("leave_s")) spec.leave_s = get_duration(L, *l, f.path("leave_s"), 1, "seconds");
   if (spec.join_s && spec.leave_s && *spec.leave_s <= *spec.join_s)
@@ -416,6 +422,46 @@ void load_auth(Loader& L, const json& v, const std::string& path) {
   L.sc.auth = a;
 }
 
+// How client peers reach each other: relays (public peers or groups, or "public" for all of them)
+// and hole punching.
+void load_nat_traversal(Loader& L, const json& v, const std::string& path) {
+  const Fields f(L, v, path, "a nat_traversal object {relays, hole_punching, cone_share}",
+                 {"relays", "hole_punching", "cone_share"});
+  NatTraversalSpec n;
+  if (const json* r = f.find("relays")) {
+    const std::string rpath = f.path("relays");
+    std::vector<std::pair<std::size_t, std::string>> picked;  // peer, where it was named
+    if (r->is_string() && r->get<std::string>() == "public") {
+      for (std::size_t i = 0; i < L.sc.peers.size(); ++i)
+        if (L.sc.peers[i].reachability == Reachability::Public) picked.emplace_back(i, rpath);
+    } else if (r->is_array()) {
+      for (std::size_t e = 0; e < r->size(); ++e) {
+        const auto [first, last] = get_peer_ref(L, (*r)[e], element(rpath, e), true);
+        for (std::size_t i = first; i < last; ++i) picked.emplace_back(i, element(rpath, e));
+      }
+    } else {
+      L.fail(rpath, "expected \"public\" or an array of public peer or group names, got " + describe(*r));
+    }
+    for (const auto& [i, where] : picked) {
+      if (L.sc.peers[i].reachability != Reachability::Public)
+        L.fail(where, "expected public peers (a relay accepts connections), got the client peer " +
+                          traces::quoted(L.sc.peers[i].name));
+      if (std::find(n.relays.begin(), n.relays.end(), i) != n.relays.end())
+        L.fail(where, "peer " + traces::quoted(L.sc.peers[i].name) + " is named twice: expected each relay once");
+      n.relays.push_back(i);
+    }
+  }
+  if (const json* h = f.find("hole_punching")) {
+    if (!h->is_boolean()) L.fail(f.path("hole_punching"), "expected true or false, got " + describe(*h));
+    n.hole_punching = h->get<bool>();
+  }
+  if (const json* c = f.find("cone_share")) {
+    n.cone_share = get_non_negative(L, *c, f.path("cone_share"), "a share of client peers");
+    if (n.cone_share > 1) L.fail(f.path("cone_share"), "expected a share between 0 and 1, got " + c->dump());
+  }
+  L.sc.nat_traversal = n;
+}
+
 // A DHT-only collaboration (swarmlab sim runs the DHT scale experiment on it).
 void load_dht(Loader& L, const json& v, const std::string& path) {
   const Fields f(L, v, path, "a dht object {peers, churn_per_hour, hours}", {"peers", "churn_per_hour", "hours"});
@@ -444,6 +490,7 @@ constexpr Section kSections[] = {
     {"dht", false, "", load_dht},
     {"training", false, "", load_training},
     {"auth", false, "", load_auth},
+    {"nat_traversal", false, "", load_nat_traversal},
 };
 
 }  // namespace

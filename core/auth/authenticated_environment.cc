@@ -6,7 +6,7 @@ namespace swarmlab::core::auth {
 
 AuthenticatedEnvironment::AuthenticatedEnvironment(Environment& inner, Authenticator& authenticator,
                                                    AuthenticatedEnvironmentOptions options)
-    : inner_(inner), auth_(authenticator), options_(std::move(options)) {
+    : ForwardingEnvironment(inner), auth_(authenticator), options_(std::move(options)) {
   if (!options_.key_of) throw std::invalid_argument("authenticated environment: no key directory");
   inner_.set_sink(this);
 }

@@ -18,6 +18,7 @@
 
 #include "core/auth/authenticator.h"
 #include "core/env.h"
+#include "core/forwarding_environment.h"
 
 namespace swarmlab::core::auth {
 
@@ -31,23 +32,14 @@ struct AuthenticatedEnvironmentOptions {
   std::function<Seconds(std::size_t payload_bytes)> sign_cost, verify_cost;
 };
 
-class AuthenticatedEnvironment final : public Environment, public Service {
+class AuthenticatedEnvironment final : public ForwardingEnvironment, public Service {
  public:
   AuthenticatedEnvironment(Environment& inner, Authenticator& authenticator, AuthenticatedEnvironmentOptions options);
   ~AuthenticatedEnvironment() override;
 
-  PeerId self() const override { return inner_.self(); }
-  Seconds now() const override { return inner_.now(); }
-  TimerHandle schedule(Seconds delay, std::function<void()> fn) override { return inner_.schedule(delay, std::move(fn)); }
-  void cancel(TimerHandle handle) override { inner_.cancel(handle); }
   void send(PeerId to, Message message) override;
   void set_pacing(PeerId to, double bits_per_s) override { inner_.set_pacing(to, bits_per_s); }
   void set_sink(Service* sink) override { sink_ = sink; }
-  TimerHandle compute(std::uint64_t samples, std::function<void()> done) override { return inner_.compute(samples, std::move(done)); }
-  Rng& rng() override { return inner_.rng(); }
-  void trace(std::string_view category, std::string_view name, Seconds start, Seconds end) override {
-    inner_.trace(category, name, start, end);
-  }
 
   // The inner environment delivers here.
   void handle(PeerId from, const Message& message) override;
@@ -63,7 +55,6 @@ class AuthenticatedEnvironment final : public Environment, public Service {
   // Opens an envelope and hands its payload to the sink.
   void deliver(PeerId from, const Message& message);
 
-  Environment& inner_;
   Authenticator& auth_;
   AuthenticatedEnvironmentOptions options_;
   Service* sink_ = nullptr;

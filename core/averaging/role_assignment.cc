@@ -20,18 +20,18 @@ RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& inpu
     case Strategy::AllReduce: {
       std::size_t reducers = 0;
       for (std::size_t i = 0; i < n; ++i)
-        if (roles.weights[i] > 0 && !peers[i].client_mode) ++reducers;
+        if (roles.weights[i] > 0 && planner::can_aggregate(input, i)) ++reducers;
       if (reducers == 0) throw std::invalid_argument("averaging: AR needs a reachable peer that computes");
       for (std::size_t i = 0; i < n; ++i)
-        if (roles.weights[i] > 0 && !peers[i].client_mode) roles.fractions[i] = 1.0 / static_cast<double>(reducers);
+        if (roles.weights[i] > 0 && planner::can_aggregate(input, i)) roles.fractions[i] = 1.0 / static_cast<double>(reducers);
       break;
     }
     case Strategy::ParameterServer: {
       std::optional<std::size_t> best = server;
-      if (server && (*server >= n || peers[*server].client_mode))
+      if (server && (*server >= n || !planner::can_aggregate(input, *server)))
         throw std::invalid_argument("averaging: the parameter server must be a reachable peer");
       for (std::size_t i = 0; i < n && !server; ++i) {
-        if (peers[i].client_mode) continue;
+        if (!planner::can_aggregate(input, i)) continue;
         const double bw = std::min(peers[i].upload_bps, peers[i].download_bps);
         if (!best || bw > std::min(peers[*best].upload_bps, peers[*best].download_bps)) best = i;
       }
@@ -68,6 +68,17 @@ RoleAssignment assign_roles_among(Strategy strategy, const planner::PlannerInput
     in.pair_caps.assign(index.size(), std::vector<double>(index.size()));
     for (std::size_t a = 0; a < index.size(); ++a)
       for (std::size_t b = 0; b < index.size(); ++b) in.pair_caps[a][b] = full_input.pair_caps[index[a]][index[b]];
+  }
+  if (!full_input.routes.empty()) {
+    in.routes.assign(index.size(), std::vector<int>(index.size()));
+    for (std::size_t a = 0; a < index.size(); ++a)
+      for (std::size_t b = 0; b < index.size(); ++b) in.routes[a][b] = full_input.routes[index[a]][index[b]];
+    // A relay that is not a member keeps its links but is no longer a peer of the sub-problem.
+    for (planner::RelayLink& relay : in.relays) {
+      if (!relay.member) continue;
+      const auto at = std::find(index.begin(), index.end(), *relay.member);
+      relay.member = at == index.end() ? std::nullopt : std::optional<std::size_t>(at - index.begin());
+    }
   }
   std::optional<std::size_t> sub_server;
   for (std::size_t a = 0; a < index.size() && server; ++a)
@@ -140,6 +151,22 @@ double predicted_round_seconds(const RoleAssignment& roles, const planner::Plann
     const double link = std::min(input.peers[i].upload_bps, input.peers[i].download_bps);
     if (!(link > 0)) return std::numeric_limits<double>::infinity();
     worst = std::max(worst, volume / link);
+  }
+  // A relay carries the relayed pairs' traffic on top of its own.
+  std::vector<bool> sends(roles.weights.size());
+  for (std::size_t i = 0; i < sends.size(); ++i) sends[i] = roles.weights[i] > 0;
+  const std::vector<double> relayed = input.routes.empty() ? std::vector<double>{} : planner::relay_loads(input, sends, roles.fractions);
+  for (std::size_t r = 0; r < relayed.size(); ++r) {
+    if (!(relayed[r] > 0)) continue;
+    const planner::RelayLink& relay = input.relays[r];
+    double own = 0;
+    if (relay.member) {
+      const std::size_t k = *relay.member;
+      own = (sends[k] ? 1 - roles.fractions[k] : 0) + roles.fractions[k] * (senders - (sends[k] ? 1 : 0));
+    }
+    const double link = std::min(relay.upload_bps, relay.download_bps);
+    if (!(link > 0)) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, (own + relayed[r]) * bits / link);
   }
   return worst;
 }

@@ -22,6 +22,14 @@ const RoleAssignment* RolesCache::roles(Strategy strategy, const planner::Planne
   }
   for (const auto& row : input.pair_caps)
     for (double c : row) w.f64(c);
+  w.u64(input.routes.size());
+  for (const auto& row : input.routes)
+    for (int r : row) w.u64(static_cast<std::uint64_t>(static_cast<std::int64_t>(r)));
+  for (const auto& relay : input.relays) {
+    w.f64(relay.download_bps);
+    w.f64(relay.upload_bps);
+    w.u64(relay.member ? *relay.member + 1 : 0);
+  }
   if (auto it = cache_.find(key); it != cache_.end()) {
     ++hits_;
     return it->second ? &*it->second : nullptr;

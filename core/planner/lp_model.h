@@ -21,7 +21,10 @@ struct ScaledProblem {
   // would stop the compute term from binding. 0 for AveragingOnly.
   std::vector<double> kappa;
   std::vector<bool> can_compute;         // s_i > 0
-  std::vector<bool> can_reduce;          // not client mode
+  std::vector<bool> can_reduce;          // not client mode, or reachable by every computing peer
+  std::vector<std::vector<int>> routes;  // as PlannerInput::routes
+  std::vector<double> relay_both;        // per relay: min(download, upload), scaled
+  std::vector<int> relay_member;         // per relay: the peer it also is, or -1
   std::vector<std::vector<double>> cap;  // t_ij scaled; +inf = none; empty = no finite cap at all
   bool compute_term = true;              // Objective::StepsPerSecond
 

@@ -59,6 +59,35 @@ void validate(const PlannerInput& in, const PlannerOptions& opt) {
       }
     }
   }
+  for (std::size_t r = 0; r < in.relays.size(); ++r) {
+    check_capacity(in.relays[r].download_bps, r, "relay download_bps");
+    check_capacity(in.relays[r].upload_bps, r, "relay upload_bps");
+    if (in.relays[r].member && *in.relays[r].member >= n) {
+      throw std::invalid_argument("planner: relays[" + std::to_string(r) + "].member is " +
+                                  std::to_string(*in.relays[r].member) + ", expected a peer index < " +
+                                  std::to_string(n));
+    }
+  }
+  if (!in.routes.empty()) {
+    if (in.routes.size() != n) {
+      throw std::invalid_argument("planner: routes has " + std::to_string(in.routes.size()) +
+                                  " rows, expected " + std::to_string(n) + " (one per peer)");
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (in.routes[i].size() != n) {
+        throw std::invalid_argument("planner: routes row " + std::to_string(i) + " has " +
+                                    std::to_string(in.routes[i].size()) + " entries, expected " + std::to_string(n));
+      }
+      for (std::size_t j = 0; j < n; ++j) {
+        const int r = in.routes[i][j];
+        if (i != j && r != kDirect && r != kUnreachable && (r < 0 || static_cast<std::size_t>(r) >= in.relays.size())) {
+          throw std::invalid_argument("planner: routes[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
+                                      std::to_string(r) + ", expected kDirect, kUnreachable or a relay index < " +
+                                      std::to_string(in.relays.size()));
+        }
+      }
+    }
+  }
   if (!std::isfinite(in.gradient_bits) || in.gradient_bits <= 0) {
     throw std::invalid_argument("planner: gradient_bits must be a finite number > 0 (got " +
                                 number(in.gradient_bits) + ")");
@@ -120,6 +149,19 @@ double split_rate(const PlannerInput& in, const std::vector<bool>& computes,
         if (load > 0) rate = std::min(rate, in.pair_caps[x][y] / (load * in.gradient_bits));
       }
     }
+  }
+  // A relay carries what it forwards, and, when it is a peer of the round, its own share too.
+  const std::vector<double> relayed = relay_loads(in, computes, f);
+  for (std::size_t r = 0; r < relayed.size(); ++r) {
+    if (!(relayed[r] > 0)) continue;
+    const RelayLink& relay = in.relays[r];
+    double own = 0;
+    if (relay.member) {
+      const std::size_t k = *relay.member;
+      own = (computes[k] ? 1 - f[k] : 0) + f[k] * (m - (computes[k] ? 1 : 0));
+    }
+    const double per_gradient = (own + relayed[r]) * in.gradient_bits;
+    rate = std::min({rate, relay.upload_bps / per_gradient, relay.download_bps / per_gradient});
   }
   return rate;
 }
@@ -230,7 +272,12 @@ ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt) {
         p.compute_term ? std::min(peer.compute_sps * in.gradient_bits / in.target_batch / unit, 1.0)
                        : 0.0);
     p.can_compute.push_back(peer.compute_sps > 0);
-    p.can_reduce.push_back(!peer.client_mode);
+  }
+  for (int i = 0; i < n; ++i) p.can_reduce.push_back(can_aggregate(in, i));
+  p.routes = in.routes;
+  for (const RelayLink& relay : in.relays) {
+    p.relay_both.push_back(std::min({relay.download_bps / unit, relay.upload_bps / unit, clamp}));
+    p.relay_member.push_back(relay.member ? static_cast<int>(*relay.member) : -1);
   }
   bool any_cap = false;
   for (int i = 0; i < static_cast<int>(in.pair_caps.size()); ++i) {
@@ -248,6 +295,28 @@ ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt) {
 }
 
 }  // namespace detail
+
+bool can_aggregate(const PlannerInput& input, std::size_t i) {
+  if (!input.peers.at(i).client_mode) return true;
+  if (input.routes.empty()) return false;
+  for (std::size_t j = 0; j < input.peers.size(); ++j) {
+    if (j == i || !(input.peers[j].compute_sps > 0)) continue;
+    if (input.routes[i][j] == kUnreachable || input.routes[j][i] == kUnreachable) return false;
+  }
+  return true;
+}
+
+std::vector<double> relay_loads(const PlannerInput& input, const std::vector<bool>& computes, const std::vector<double>& f) {
+  std::vector<double> load(input.relays.size(), 0.0);
+  for (std::size_t x = 0; x < input.routes.size(); ++x) {
+    for (std::size_t y = 0; y < input.routes.size(); ++y) {
+      const int r = input.routes[x][y];
+      if (x == y || r < 0) continue;
+      load[r] += (computes[x] ? f[y] : 0) + (computes[y] ? f[x] : 0);
+    }
+  }
+  return load;
+}
 
 Plan solve(const PlannerInput& input, const PlannerOptions& options) {
   return solve(input, options, {});

@@ -23,6 +23,19 @@ struct PeerCapacity {
   bool client_mode = false;  // accepts no incoming connections: aggregates nothing
 };
 
+// Reachability between peers (docs/trust.md §4). A route says how bytes from one peer get to
+// another: directly, through a relay (its download, then its upload), or not at all.
+inline constexpr int kDirect = -1;
+inline constexpr int kUnreachable = -2;
+
+// A relay's access link. `member`: the relay is also that peer of the input, whose own traffic
+// shares these links (the relay's capacity is then that peer's).
+struct RelayLink {
+  double download_bps = 0;
+  double upload_bps = 0;
+  std::optional<std::size_t> member;
+};
+
 struct PlannerInput {
   std::vector<PeerCapacity> peers;
   // Optional directed pairwise caps t_ij in bits/s (i sends to j); empty = none. n×n, use
@@ -30,7 +43,23 @@ struct PlannerInput {
   std::vector<std::vector<double>> pair_caps;
   double target_batch = 0;   // B, samples per optimizer step
   double gradient_bits = 0;  // P, bits of one gradient as transferred on the wire
+  // Optional n×n routes, [i][j] for i → j: kDirect, kUnreachable, or r >= 0 = through relays[r].
+  // Empty: every pair is direct except between two client-mode peers, which is unreachable. A
+  // client-mode peer aggregates only when every compute-capable peer reaches it and it reaches
+  // them (directly after a hole punch, or through a relay); the executed split charges relayed
+  // traffic to the relay's links. Pair caps apply to the two ends, not to the relay.
+  std::vector<std::vector<int>> routes;
+  std::vector<RelayLink> relays;
 };
+
+// Whether peer i can aggregate: not in client mode, or reachable both ways from every other
+// compute-capable peer by `routes`.
+bool can_aggregate(const PlannerInput& input, std::size_t i);
+
+// Per relay of `input`: how many bits its links carry (in, and the same out) per averaged
+// gradient, with `computes` sending and fractions `f`: every relayed pair x → y carries
+// [x computes]·f_y + [y computes]·f_x of the gradient.
+std::vector<double> relay_loads(const PlannerInput& input, const std::vector<bool>& computes, const std::vector<double>& f);
 
 // Optimize: roles c_i chosen by the planner (exact MIP).
 // AllComputeCapable: c_i = 1 for every peer with compute > 0 (Table 1: everyone's gradient is

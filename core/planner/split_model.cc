@@ -13,6 +13,8 @@ bool ScaledProblem::interchangeable(int i, int k) const {
       can_reduce[i] != can_reduce[k]) {
     return false;
   }
+  // Relayed routes tie peers to particular relays: no symmetry is assumed then.
+  if (!relay_both.empty()) return false;
   if (cap.empty()) return true;
   if (pair_cap(i, k) != pair_cap(k, i)) return false;
   for (int m = 0; m < n; ++m) {
@@ -77,6 +79,25 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
     }
   }
 
+  // What each relay forwards, per unit of w_j: pair x → y relayed carries [x computes]·w_y +
+  // [y computes]·w_x. A relay without capacity closes the spans it would carry.
+  const std::size_t relays = p.relay_both.size();
+  std::vector<std::vector<double>> relayed(relays, std::vector<double>(n, 0.0));
+  for (int x = 0; x < static_cast<int>(p.routes.size()); ++x) {
+    for (int y = 0; y < n; ++y) {
+      const int r = p.routes[x][y];
+      if (x == y || r < 0) continue;
+      if (computes[x]) relayed[r][y] += 1;
+      if (computes[y]) relayed[r][x] += 1;
+    }
+  }
+  for (std::size_t r = 0; r < relays; ++r) {
+    const int k = p.relay_member[r];
+    if (k >= 0 ? p.both(k) > 0 : p.relay_both[r] > 0) continue;
+    for (int j = 0; j < n; ++j)
+      if (relayed[r][j] > 0) closed[j] = true;
+  }
+
   Model model;
   std::vector<int> w(n, 0);
   std::vector<double> wub(n, 0);
@@ -94,17 +115,40 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
       if (w[j]) model.coef(r, w[j], -1);
     }
   }
+  // Which relays carry a span at all; those that are peers of this round share their row with
+  // their own traffic.
+  std::vector<bool> relay_used(relays, false);
+  std::vector<int> relay_of_peer(n, -1);
+  for (std::size_t r = 0; r < relays; ++r) {
+    for (int j = 0; j < n; ++j) relay_used[r] = relay_used[r] || (relayed[r][j] > 0 && w[j]);
+    if (relay_used[r] && p.relay_member[r] >= 0) relay_of_peer[p.relay_member[r]] = static_cast<int>(r);
+  }
+  const auto add_relayed = [&](int row, int r, double scale) {
+    for (int j = 0; j < n; ++j)
+      if (relayed[r][j] > 0 && w[j]) model.coef(row, w[j], relayed[r][j] / scale);
+  };
   for (int i = 0; i < n; ++i) {
     // Upload and download carry the same load: a computing peer sends its parts of every other
     // span (W − w_i) and receives every other averaged span (W − w_i); a reducer receives m − c_i
     // parts of its span and returns it to m − c_i peers.
+    const int as_relay = relay_of_peer[i];
     if (computes[i]) {
       if (!(b[i] > 0)) continue;  // cannot happen: b >= 1 for computing peers
       const int r = model.row_le(1);
       model.coef(r, W, 1 / b[i]);
       if (w[i]) model.coef(r, w[i], (m - 2) / b[i]);
+      if (as_relay >= 0) add_relayed(r, as_relay, b[i]);
+    } else if (as_relay >= 0) {
+      const int r = model.row_le(1);
+      if (w[i]) model.coef(r, w[i], m / b[i]);
+      add_relayed(r, as_relay, b[i]);
     }
-    // (a non-computing reducer's row is its column bound)
+    // (a non-computing reducer that relays nothing: its row is its column bound)
+  }
+  for (std::size_t r = 0; r < relays; ++r) {
+    if (!relay_used[r] || p.relay_member[r] >= 0) continue;
+    const double cap = std::min(p.relay_both[r] / beta, clamp);
+    add_relayed(model.row_le(1), static_cast<int>(r), cap);
   }
   // Pair x → y carries [x computes]·w_y (parts) + [y computes]·w_x (returns).
   for (int x = 0; x < n; ++x) {

@@ -386,8 +386,19 @@ void CollaborativePeer::wait_for_step() {
   });
 }
 
-const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking::Group& group) {
+planner::PlannerInput CollaborativePeer::round_input(const matchmaking::Group& group) const {
   planner::PlannerInput input = matchmaking::group_capacities(group);
+  if (config_.reachability) {
+    std::vector<PeerId> members;
+    members.reserve(group.members.size());
+    for (const auto& m : group.members) members.push_back(m.peer);
+    config_.reachability->add_routes(input, members);
+  }
+  return input;
+}
+
+const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking::Group& group) {
+  planner::PlannerInput input = round_input(group);
   input.target_batch = static_cast<double>(config_.quota > 0 ? config_.quota : config_.target_batch);
   input.gradient_bits = 8.0 * static_cast<double>(codec::encoded_size(config_.codec, learner_->parameter_count()));
   std::optional<std::size_t> server;
@@ -436,7 +447,7 @@ void CollaborativePeer::begin_round(const matchmaking::Group& group) {
     values = reducer_scratch_;
   }
   const averaging::Timeouts timeouts =
-      timeouts_.for_round(averaging::predicted_round_seconds(roles, matchmaking::group_capacities(group),
+      timeouts_.for_round(averaging::predicted_round_seconds(roles, round_input(group),
                                                              plan.length(), config_.codec));
   averager_->start_round(std::move(plan), values, timeouts, [this, alive = alive_](const averaging::RoundOutcome& o) {
     if (!*alive) return;

@@ -33,6 +33,7 @@
 
 #include "core/averaging/averager.h"
 #include "core/averaging/roles_cache.h"
+#include "core/relay/reachability.h"
 #include "core/env.h"
 #include "core/planner/planner.h"
 #include "core/progress/global_progress.h"
@@ -74,6 +75,10 @@ struct CollaborativePeerConfig {
   std::size_t kept_updates = 4;
   // What one remote peer may cost this one before it is banned (core/peer_limits.h).
   PeerLimitsConfig limits;
+  // Who reaches whom (docs/trust.md §4): the rounds' routes, so that client-mode peers reached
+  // through relays aggregate and the relays' links are planned. Shared by every peer of the
+  // collaboration and outliving it; null: client-mode peers aggregate nothing.
+  std::shared_ptr<const relay::Reachability> reachability;
   // Solved roles, shared by every peer a simulation hosts (a pure function's memo); null: the
   // peer keeps its own.
   std::shared_ptr<averaging::RolesCache> roles_cache;
@@ -150,6 +155,8 @@ class CollaborativePeer {
   const PeerLimits& limits() const { return *limits_; }
   // The roles this peer computes for a group (indexed like its members); nullptr when the group
   // cannot average (nobody computes, or the strategy cannot run with these members).
+  // The group's capacities and, with a reachability table, its routes.
+  planner::PlannerInput round_input(const matchmaking::Group& group) const;
   const averaging::RoleAssignment* roles_for(const matchmaking::Group& group);
 
  private:

@@ -34,6 +34,12 @@ class SimWorld::PeerEnvironment final : public core::Environment {
     if (!up_) return;
     PeerEnvironment& dst = *world_.peers_[to];
     const std::uint64_t bytes = message.wire_size();
+    if (world_.connects_ && !world_.connects_(id_, to)) {
+      // Behind NAT (docs/trust.md §4): the connection attempt goes nowhere, and the sender gives
+      // up on it at once, as when a peer is down.
+      world_.engine_.after(0, [this, to, epoch = epoch_] { world_.link_refused(id_, epoch, to); });
+      return;
+    }
     bytes_sent_ += bytes;
     // To a peer that is down the connection attempt is refused (the sender hears of it), unless
     // it vanished silently (nothing answers). Otherwise the two have a connection.

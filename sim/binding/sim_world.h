@@ -45,6 +45,10 @@ class SimWorld {
   void set_down(core::PeerId peer, Departure how = Departure::Crash);
   void set_up(core::PeerId peer);
 
+  // Which ordered pairs can open a connection (NAT, docs/trust.md §4); unset: every pair. A send
+  // on a pair that cannot is refused: the sender hears on_link_failure, and nothing is sent.
+  void set_connects(std::function<bool(core::PeerId from, core::PeerId to)> connects) { connects_ = std::move(connects); }
+
   // Called for every message delivered, before the receiver sees it (failure injection, stats).
   using DeliveryObserver = std::function<void(core::PeerId from, core::PeerId to, const core::Message&)>;
   void set_delivery_observer(DeliveryObserver observer) { delivery_observer_ = std::move(observer); }
@@ -76,6 +80,7 @@ class SimWorld {
   std::vector<std::unique_ptr<PeerEnvironment>> peers_;
   ChromeTrace* trace_ = nullptr;
   DeliveryObserver delivery_observer_;
+  std::function<bool(core::PeerId, core::PeerId)> connects_;
   std::uint64_t messages_delivered_ = 0;
 };
 

@@ -83,7 +83,9 @@ RunCost training_cost(const scenarios::Scenario& sc, double duration_s) {
   const double gradient = static_cast<double>(core::codec::encoded_size(sc.workload.wire_precision, sc.workload.parameters));
   const double parts = std::ceil(gradient / static_cast<double>(sc.averaging.part_bytes));
   const double round_messages = 2 * n * (parts + n);
-  const double simulated_rounds = std::min(steps, 50.0) + steps * 0.02;  // distinct rounds: joins, leaves, churn
+  // Distinct rounds (joins, leaves, churn); with nat_traversal every round is simulated, relayed
+  // messages twice.
+  const double simulated_rounds = sc.nat_traversal ? 2 * steps : std::min(steps, 50.0) + steps * 0.02;
   const double buckets = duration_s / interval;
   RunCost c;
   c.events = compute_calls * 2 + steps * n * kEventsPerMessage + simulated_rounds * round_messages * kEventsPerMessage;

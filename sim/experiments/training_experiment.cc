@@ -28,6 +28,7 @@ struct PeerBooks {
   Seconds wait_since = 0, wait_total = 0;
   std::uint64_t samples = 0, downloads = 0, update_downloads = 0, last_step = 0;
   std::uint64_t eligible = 0, left_out = 0;
+  std::uint64_t relayed_before = 0;  // bytes relayed by earlier incarnations
 };
 
 class TrainingRun {
@@ -110,6 +111,7 @@ class TrainingRun {
       if (b.waiting) b.wait_total += now() - b.wait_since, b.waiting = false;
       // What it had computed and not yet seen in a step dies with it.
       ledger_.on_lost(p.accumulated() + (p.in_round() ? p.contributed() : 0));
+      if (const auto* relay = swarm_->relayed(i)) b.relayed_before += relay->stats().forwarded_bytes;
       leave_round(i);
       b.last_step = p.step();
     };
@@ -166,6 +168,7 @@ class TrainingRun {
     r.mode = std::string(core::training::name(t_.mode));
     r.coordination = std::string(core::name_of(scenarios::kCoordinationNames, coordination_));
     r.authenticated = sc_.auth.has_value();
+    r.nat_traversal = sc_.nat_traversal.has_value();
     r.dpu = swarm_->config(0).dpu;
     r.duration_s = end;
     r.steps = global_step_;
@@ -203,6 +206,8 @@ class TrainingRun {
       s.sync_s = b.sync_total + (b.syncing ? end - b.sync_since : 0);
       s.bytes_sent = swarm_->world().bytes_sent(i);
       s.bytes_received = swarm_->world().bytes_received(i);
+      s.relayed_bytes = b.relayed_before + (swarm_->relayed(i) ? swarm_->relayed(i)->stats().forwarded_bytes : 0);
+      r.relayed_bytes += s.relayed_bytes;
       s.traffic_gb_per_hour = s.up_s > 0 ? static_cast<double>(s.bytes_sent + s.bytes_received) / 1e9 / (s.up_s / 3600) : 0;
       s.samples = b.samples;
       s.state_downloads = b.downloads;

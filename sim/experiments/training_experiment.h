@@ -38,6 +38,7 @@ struct PeerTrainingStats {
   double wait_s = 0;          // quota reached (DiLoCo), waiting for the slowest worker
   double sync_s = 0;          // downloading state
   std::uint64_t bytes_sent = 0, bytes_received = 0;
+  std::uint64_t relayed_bytes = 0;  // forwarded for client pairs as their relay (in bytes_sent too)
   double traffic_gb_per_hour = 0;  // (sent + received) / up hours, in 10^9 bytes
   std::uint64_t samples = 0;       // computed
   std::uint64_t state_downloads = 0;   // whole states
@@ -82,6 +83,8 @@ struct TrainingRunResult {
   std::uint64_t state_bytes = 0;    // per download
   std::uint64_t gradient_bytes = 0; // encoded gradient, per sender per round
   double max_left_out_share = 0;    // over peers: steps_left_out / steps_eligible
+  std::uint64_t relayed_bytes = 0;  // forwarded by relays, all peers (docs/trust.md §4)
+  bool nat_traversal = false;       // the scenario's "nat_traversal": relays and hole punching
   // Means over peers that compute.
   double mean_utilisation = 0, mean_idle_s = 0, mean_averaging_s = 0, mean_wait_s = 0, mean_traffic_gb_per_hour = 0;
   std::uint64_t events = 0;

@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario_network.h"
 
 #include "core/codec/codec.h"
+#include "scenarios/nat_traversal.h"
 #include "sim/network/backend.h"
 
 namespace swarmlab::sim {
@@ -12,6 +13,11 @@ core::planner::PlannerInput planner_input(const scenarios::Scenario& sc, const T
   if (!sc.pair_caps.empty()) {
     in.pair_caps.assign(sc.peers.size(), std::vector<double>(sc.peers.size(), kUnlimited));
     for (const auto& cap : sc.pair_caps) in.pair_caps[cap.from][cap.to] = cap.bps * g;
+  }
+  if (sc.nat_traversal) {
+    std::vector<core::PeerId> everyone(sc.peers.size());
+    for (std::size_t i = 0; i < everyone.size(); ++i) everyone[i] = static_cast<core::PeerId>(i);
+    core::relay::Reachability(scenarios::reachability_config(sc)).add_routes(in, everyone);
   }
   in.target_batch = static_cast<double>(sc.workload.target_batch);
   in.gradient_bits = 8.0 * static_cast<double>(core::codec::encoded_size(sc.workload.wire_precision, sc.workload.parameters));

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/training/dht_coordinator.h"
+#include "scenarios/nat_traversal.h"
 #include "sim/scenario/availability.h"
 #include "sim/scenario/peer_setup.h"
 
@@ -21,12 +22,17 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
   for (const auto& p : sc.peers) specs.push_back({p.name, p.compute_sps});
   world_ = std::make_unique<SimWorld>(engine_, *network_, std::move(specs), sc.seed);
   world_->set_trace(options_.trace);
+  if (sc.nat_traversal) {
+    reachability_ = std::make_shared<const core::relay::Reachability>(scenarios::reachability_config(sc));
+    world_->set_connects([r = reachability_](PeerId a, PeerId b) { return r->direct(a, b); });
+  }
   for (PeerId i = 0; i < n; ++i) {
     auto c = options_.averaging_only ? averaging_peer_config(sc, i, options_.transport)
                                      : training_peer_config(sc, i, options_.transport);
     if (options_.dpu && c.quota == 0) c.dpu = *options_.dpu;
     if (options_.strategy) c.strategy = *options_.strategy;
     c.roles_cache = roles_cache_;
+    c.reachability = reachability_;
     configs_.push_back(std::move(c));
   }
   if (options_.coordination == scenarios::Coordination::Oracle) {
@@ -35,7 +41,8 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
     if (sc.averaging.group_size) o.group_size = static_cast<std::size_t>(*sc.averaging.group_size);
     oracle_ = std::make_unique<Oracle>(engine_, o);
   }
-  if (options_.replay_rounds && options_.backend == "flow") {
+  // A replayed round moves its members' bytes only; relayed rounds load the relays too.
+  if (options_.replay_rounds && options_.backend == "flow" && !reachability_) {
     const double g = options_.transport.goodput_fraction;
     replay_ = std::make_unique<RoundReplay>(
         *world_,
@@ -52,6 +59,7 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
   }
   if (sc.auth) auth_ = std::make_unique<SimAuth>(*sc.auth, n, sc.seed);
   authenticated_.resize(n);
+  relayed_.resize(n);
   peers_.resize(n);
 }
 
@@ -59,6 +67,7 @@ SimSwarm::~SimSwarm() {
   // Peers go before the world, oracle and replay they use.
   for (auto& p : peers_) p.reset();
   for (auto& a : authenticated_) a.reset();
+  for (auto& r : relayed_) r.reset();
 }
 
 std::size_t SimSwarm::start() {
@@ -103,8 +112,11 @@ core::training::CollaborativePeerEvents SimSwarm::events_for(PeerId i) {
 void SimSwarm::bring_up(PeerId i) {
   if (peers_.at(i)) return;
   if (!world_->is_up(i)) world_->set_up(i);
-  if (auth_) authenticated_[i] = auth_->authenticate(i, world_->env(i));
-  core::Environment& env = auth_ ? authenticated_[i]->env() : world_->env(i);
+  // The layers a peer's services run on: the relay below authentication, which stays end to end.
+  core::Environment* base = &world_->env(i);
+  if (reachability_) base = (relayed_[i] = std::make_unique<core::relay::RelayedEnvironment>(*base, *reachability_)).get();
+  if (auth_) authenticated_[i] = auth_->authenticate(i, *base);
+  core::Environment& env = auth_ ? authenticated_[i]->env() : *base;
   core::training::CollaborativePeerConfig config = configs_[i];
   config.capacity = peer_capacity(sc_, i, engine_.now(), options_.transport);
   core::training::PeerParts parts;
@@ -132,6 +144,7 @@ void SimSwarm::take_down(PeerId i, SimWorld::Departure how) {
   world_->set_down(i, how);
   peers_[i].reset();  // after set_down, so it cancels nothing twice
   authenticated_[i].reset();
+  relayed_[i].reset();
 }
 
 }  // namespace swarmlab::sim

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/averaging/roles_cache.h"
+#include "core/relay/relayed_environment.h"
 #include "core/training/collaborative_peer.h"
 #include "scenarios/scenario.h"
 #include "sim/binding/chrome_trace.h"
@@ -80,6 +81,8 @@ class SimSwarm {
   Oracle* oracle() { return oracle_.get(); }
   const RoundReplay* replay() const { return replay_.get(); }
   const core::averaging::RolesCache& roles_cache() const { return *roles_cache_; }
+  // The peer's relay layer (nullptr without "nat_traversal", or while it is down).
+  const core::relay::RelayedEnvironment* relayed(PeerId peer) const { return relayed_.at(peer).get(); }
   std::size_t size() const { return peers_.size(); }
   bool is_up(PeerId peer) const { return static_cast<bool>(peers_.at(peer)); }
   core::training::CollaborativePeer* peer(PeerId peer) { return peers_.at(peer).get(); }
@@ -99,6 +102,9 @@ class SimSwarm {
   std::unique_ptr<SimAuth> auth_;  // when the scenario has "auth"
   std::shared_ptr<core::averaging::RolesCache> roles_cache_ = std::make_shared<core::averaging::RolesCache>();
   std::vector<core::training::CollaborativePeerConfig> configs_;
+  // From "nat_traversal": who reaches whom, and each peer's relay layer (under authenticated_).
+  std::shared_ptr<const core::relay::Reachability> reachability_;
+  std::vector<std::unique_ptr<core::relay::RelayedEnvironment>> relayed_;
   std::vector<std::unique_ptr<core::auth::AuthenticatedPeer>> authenticated_;        // under peers_, when auth_
   std::vector<std::unique_ptr<core::training::CollaborativePeer>> peers_;  // null while down
 };

@@ -63,7 +63,8 @@ struct BindingFactory {
   virtual std::unique_ptr<TestBinding> make(const BindingOptions& options) const = 0;
 };
 
-// Every binding the suite covers, by name: flow, latency, ns3, memory, live.
+// Every binding the suite covers, by name: flow, latency, ns3, memory, live, relayed (the relay
+// layer over the memory world, every pair through a relay).
 const std::vector<std::string>& binding_names();
 const BindingFactory& binding(const std::string& name);
 

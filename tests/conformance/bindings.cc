@@ -9,7 +9,7 @@ namespace {
 const std::map<std::string, std::unique_ptr<BindingFactory>>& registry() {
   static const auto* factories = [] {
     auto* m = new std::map<std::string, std::unique_ptr<BindingFactory>>;
-    for (auto make : {flow_binding, latency_binding, ns3_binding, memory_binding, live_binding}) {
+    for (auto make : {flow_binding, latency_binding, ns3_binding, memory_binding, live_binding, relayed_binding}) {
       auto f = make();
       const std::string name = f->name();
       m->emplace(name, std::move(f));
@@ -22,7 +22,7 @@ const std::map<std::string, std::unique_ptr<BindingFactory>>& registry() {
 }  // namespace
 
 const std::vector<std::string>& binding_names() {
-  static const std::vector<std::string> names = {"flow", "latency", "ns3", "memory", "live"};
+  static const std::vector<std::string> names = {"flow", "latency", "ns3", "memory", "live", "relayed"};
   return names;
 }
 

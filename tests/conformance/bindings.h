@@ -11,5 +11,6 @@ std::unique_ptr<BindingFactory> latency_binding();
 std::unique_ptr<BindingFactory> ns3_binding();
 std::unique_ptr<BindingFactory> memory_binding();
 std::unique_ptr<BindingFactory> live_binding();
+std::unique_ptr<BindingFactory> relayed_binding();
 
 }  // namespace swarmlab::conformance

@@ -2,7 +2,7 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, live, group, auth, scenario, trace or idx; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, live, group, auth, relay, scenario, trace or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
 # Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc: idx, the dataset files' decoder) with its seeds in tests/fuzz/corpus/<t>/.
@@ -89,13 +89,24 @@ case "$target" in
     )
     libs=(-lsodium)
     ;;
+  relay)
+    # The relay layers run on the core's test double (tests/core/support/memory_world.h).
+    sources=(
+      "$root"/core/wire.cc
+      "$root"/core/relay/*.cc
+      "$root"/core/planner/*.cc
+      "$root"/tests/core/support/memory_world.cc
+    )
+    extra_includes=(-I "$root/tests/core")
+    libs=(-lglpk)
+    ;;
   idx)
     sources=("$root"/learn/fashion_mnist.cc)
     fuzzer="$root/tests/fuzz/idx_fuzz.cc"
     libs=(-lz)
     ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft, training, live, group, auth, scenario, trace, idx)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, training, live, group, auth, relay, scenario, trace, idx)" >&2
     exit 2
     ;;
 esac

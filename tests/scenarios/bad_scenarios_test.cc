@@ -62,13 +62,21 @@ INSTANTIATE_TEST_SUITE_P(
             "unknown_field.json", "peers[1].uplaod_bps",
             "unknown field \"uplaod_bps\" in a peer object; did you mean \"upload_bps\"? (allowed fields: "
             "bandwidth_bps, compute_sps, count, download_bps, failure_rate, join_s, latency_ms, leave_s, "
-            "name, reachability, upload_bps)"},
+            "name, nat, reachability, upload_bps)"},
         BadScenario{"unknown_section.json", "optimizer",
                     "unknown field \"optimizer\" in a scenario (allowed fields: auth, averaging, bandwidth_trace, "
-                    "churn_trace, description, dht, failures, name, pair_caps, peers, seed, training, workload)"},
+                    "churn_trace, description, dht, failures, name, nat_traversal, pair_caps, peers, seed, training, "
+                    "workload)"},
         BadScenario{"empty_peers.json", "peers", "expected at least one peer, got an empty array"},
         BadScenario{"centered_clip_zero_tau.json", "averaging.centered_clip.tau", "expected a positive clip radius"},
         BadScenario{"centered_clip_iterations.json", "averaging.centered_clip.iterations", "1 to 1000 iterations"},
+        BadScenario{"nat_on_public.json", "peers[0].nat", "only a peer with reachability \"client\" is behind NAT"},
+        BadScenario{"nat_unknown_type.json", "peers[1].nat", "expected one of \"cone\", \"symmetric\""},
+        BadScenario{"relay_behind_nat.json", "nat_traversal.relays[1]",
+                    "expected public peers (a relay accepts connections), got the client peer \"home-0\""},
+        BadScenario{"relay_twice.json", "nat_traversal.relays[1]", "is named twice: expected each relay once"},
+        BadScenario{"relays_not_a_list.json", "nat_traversal.relays", "expected \"public\" or an array of public peer"},
+        BadScenario{"cone_share.json", "nat_traversal.cone_share", "expected a share between 0 and 1, got 1.5"},
         BadScenario{"truncated.json", "line 5, column 1",
                     "expected valid JSON: syntax error while parsing object key - unexpected end of input"},
         BadScenario{"duplicate_names.json", "peers[1].name",

@@ -1,4 +1,5 @@
 // Valid scenarios: expansion, defaults, units, pair caps, traces and the Scenario helpers.
+#include "scenarios/nat_traversal.h"
 #include "scenarios/scenario_loader.h"
 
 #include <gmock/gmock.h>
@@ -198,6 +199,42 @@ TEST(ScenarioReadme, ExampleLoads) {
   const Scenario s = parse_scenario(readme.substr(start + 8, end - start - 8),
                                     std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/README.md");
   EXPECT_FALSE(s.peers.empty());
+}
+
+}  // namespace
+}  // namespace swarmlab::scenarios
+
+namespace swarmlab::scenarios {
+namespace {
+
+constexpr const char* kNatScenario = R"({"name": "nat", "seed": 7,
+    "workload": {"model": "m", "parameters": 1, "target_batch": 1},
+    "peers": [{"name": "lab", "count": 2, "compute_sps": 1, "bandwidth_bps": 1000},
+              {"name": "home", "count": 40, "compute_sps": 1, "bandwidth_bps": 1000, "reachability": "client"},
+              {"name": "fixed", "compute_sps": 1, "bandwidth_bps": 1000, "reachability": "client", "nat": "symmetric"}],
+    "nat_traversal": {"relays": "public", "hole_punching": true}})";
+
+TEST(ScenarioLoader, NatTraversalNamesRelaysAndDrawsNatTypesFromTheSeed) {
+  const Scenario s = parse_scenario(kNatScenario, "nat.json");
+  ASSERT_TRUE(s.nat_traversal.has_value());
+  EXPECT_EQ(s.nat_traversal->relays, (std::vector<std::size_t>{0, 1}));
+  EXPECT_TRUE(s.nat_traversal->hole_punching);
+  EXPECT_EQ(s.nat_traversal->cone_share, 0.64);
+  const core::relay::ReachabilityConfig c = reachability_config(s);
+  ASSERT_EQ(c.nat.size(), 43u);
+  EXPECT_EQ(c.nat[0], core::relay::Nat::None);
+  EXPECT_EQ(c.nat[42], core::relay::Nat::Symmetric);  // as given
+  std::size_t cones = 0;
+  for (auto n : c.nat) cones += n == core::relay::Nat::Cone;
+  EXPECT_GT(cones, 15u);  // about 0.64 x 40
+  EXPECT_LT(cones, 36u);
+  EXPECT_EQ(c.relays.size(), 2u);
+  EXPECT_EQ(c.relays[1].upload_bps, 1000);
+  // The same seed draws the same NATs; another seed other ones.
+  EXPECT_EQ(reachability_config(parse_scenario(kNatScenario, "nat.json")).nat, c.nat);
+  std::string other = kNatScenario;
+  other.replace(other.find("\"seed\": 7"), 9, "\"seed\": 8");
+  EXPECT_NE(reachability_config(parse_scenario(other, "nat.json")).nat, c.nat);
 }
 
 }  // namespace

@@ -1,0 +1,88 @@
+// Relays live (docs/trust.md §4): two client-mode peers, each behind its own real NAT (nftables
+// masquerade in the emulated network, so neither can accept a connection), aggregate for each
+// other through a public relay, and every averaged value is checked against the exact average.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "exec/launcher.h"
+#include "exec/link_emulator.h"
+#include "core/input_error.h"
+#include "live_swarm.h"
+
+namespace swarmlab::exec {
+namespace {
+
+// peers: 0 relay (public), 1 and 2 behind NAT; "ar" gives all three equal shares, so each NAT'd
+// peer must receive the other's parts and return them its average: only the relay connects them.
+std::string relayed_scenario(const std::string& nat_traversal) {
+  return R"({
+  "name": "live-relay", "seed": 5,
+  "workload": {"model": "test", "parameters": 200000, "wire_precision": "fp32", "target_batch": 1024},
+  "peers": [
+    {"name": "relay", "compute_sps": 100, "bandwidth_bps": "100 Mb/s"},
+    {"name": "home", "count": 2, "compute_sps": 100, "download_bps": "100 Mb/s", "upload_bps": "50 Mb/s",
+     "reachability": "client", "nat": "symmetric"}
+  ],
+  "averaging": {"strategy": "ar", "rounds": 3, "part_bytes": 65536})" +
+         nat_traversal + "\n}";
+}
+
+nlohmann::json exit_line(const std::string& out_dir, int peer) {
+  std::ifstream in(out_dir + "/peer-" + std::to_string(peer) + ".jsonl");
+  std::string line;
+  nlohmann::json last;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("event", "") == "exit") last = j;
+  }
+  return last;
+}
+
+TEST(LiveRelay, TwoNatdPeersAverageThroughARelayWithValuesChecked) {
+  if (const std::string why = LinkEmulator::nat_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  testing::TempDir dir;
+  const std::string sc = dir.write("s.json", relayed_scenario(R"(,
+  "nat_traversal": {"relays": ["relay"]})"));
+  LaunchOptions o = testing::test_launch(sc, dir.path + "/out");
+  o.emulate_links = true;
+  o.nat_clients = true;
+  o.scale = 0.5;
+  const LaunchResult r = launch(o);
+  EXPECT_EQ(r.peers_behind_nat, 2u);
+  EXPECT_TRUE(r.ok);
+  ASSERT_EQ(r.rounds.size(), 3u);
+  for (const auto& round : r.rounds) {
+    EXPECT_EQ(round.participants, 3u);
+    EXPECT_EQ(round.reported, 3u);
+    EXPECT_TRUE(round.values_ok) << "round " << round.round << ": max error " << round.max_abs_error;
+    EXPECT_EQ(round.min_fraction_averaged, 1.0);
+    EXPECT_FALSE(round.dropped_any);
+  }
+  // The NAT'd peers' parts for each other went through the relay, which forwarded them.
+  const auto relay = exit_line(r.out_dir, 0), home0 = exit_line(r.out_dir, 1), home1 = exit_line(r.out_dir, 2);
+  ASSERT_TRUE(relay.contains("relay")) << relay.dump();
+  EXPECT_GT(relay["relay"]["forwarded"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(home0["relay"]["sent_relayed"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(home1["relay"]["received_relayed"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(home0["relay"]["refused"].get<std::uint64_t>(), 0u);
+}
+
+TEST(LiveRelay, HolePunchingIsRefusedLiveWithTheFieldNamed) {
+  testing::TempDir dir;
+  const std::string sc = dir.write("s.json", relayed_scenario(R"(,
+  "nat_traversal": {"relays": ["relay"], "hole_punching": true})"));
+  LaunchOptions o = testing::test_launch(sc, dir.path + "/out");
+  try {
+    launch(o);
+    ADD_FAILURE() << "launched";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nat_traversal.hole_punching"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace swarmlab::exec
