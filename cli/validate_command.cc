@@ -50,6 +50,7 @@ const bool registered = register_command(
       auto a = std::make_shared<ValidateArgs>();
       sub.add_option("scenario", a->o.scenario_path, "scenario JSON file")->required();
       sub.add_flag("--emulate-links", a->o.emulate_links, "run live behind emulated links (needs root)");
+      sub.add_flag("--nat", a->o.nat_clients, "with --emulate-links: client-mode peers behind their own NAT in the live runs");
       sub.add_option("--scale", a->o.scale, "multiply every link rate by this, in both the simulation and the live run")->check(Positive(1000, "a scale factor"))->capture_default_str();
       sub.add_option("--strategies", a->strategies, "subset of ar,ps,ours (default: all)")->delimiter(',')->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)));
       sub.add_option("--rounds", a->o.rounds, "live rounds per strategy (the first is a warm-up)")->check(Count(1, 1000, "a number of rounds"))->capture_default_str();
@@ -80,6 +81,8 @@ const bool registered = register_command(
             std::cerr << "swarmlab validate: --emulate-links: " << why << "\n";
             return kExitBadInput;
           }
+        if (o.nat_clients && !o.emulate_links)
+          throw core::InputError("command line", "--nat", "expected --emulate-links as well (the NAT routers are part of the emulated network)");
         if (!a->quiet) o.progress = [](const std::string& line) { std::cerr << "validate: " << line << "\n"; };
         if (a->train) {
           if (!o.emulate_links)

@@ -42,6 +42,7 @@ ValidateResult validate(const ValidateOptions& o) {
     lo.parameters = o.parameters;
     lo.precision = o.precision;
     lo.emulate_links = o.emulate_links;
+    lo.nat_clients = o.nat_clients;
     lo.scale = o.scale;
     lo.goodput = result.goodput;
     lo.out_dir = out + "/" + name;

@@ -22,6 +22,7 @@ struct ValidateOptions {
                                                        core::averaging::Strategy::ParameterServer,
                                                        core::averaging::Strategy::Planned};
   bool emulate_links = false;
+  bool nat_clients = false;  // client-mode peers behind NAT in the live runs (LaunchOptions)
   double scale = 1;
   double goodput = -1;  // < 0: kLiveGoodputFraction
   // Measure this transport's goodput over one emulated link first (exec/goodput_probe.h, at the
