@@ -23,6 +23,7 @@ struct PeerArgs {
   std::uint32_t id = 0;
   std::string peers;
   std::string listen;
+  std::string punch;  // ID=IP:PORT,... for the peers behind cone NATs (hole punching)
   std::string strategy = "ours";
   std::uint64_t rounds = 3;
   std::uint64_t parameters = 0;
@@ -66,21 +67,22 @@ struct PeerArgs {
 
 // "0=10.77.0.1:7000,1=10.77.0.2:7000,3=..." -> addresses by id; ids missing from the list (up to
 // the scenario's peer count) are client-mode peers.
-std::vector<std::optional<exec::SocketAddress>> parse_peers(const std::string& text, std::size_t n) {
+std::vector<std::optional<exec::SocketAddress>> parse_peers(const std::string& text, std::size_t n,
+                                                             const std::string& option = "--peers") {
   std::vector<std::optional<exec::SocketAddress>> out(n);
   std::stringstream items(text);
   std::string item;
   while (std::getline(items, item, ',')) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("--peers: \"" + item + "\" is not ID=ADDRESS");
+    if (eq == std::string::npos) throw std::invalid_argument(option + ": \"" + item + "\" is not ID=ADDRESS");
     const std::string index = item.substr(0, eq);
     // Plain digits: std::stoul would take "-1" and wrap it around.
     if (index.empty() || index.size() > 9 || index.find_first_not_of("0123456789") != std::string::npos)
-      throw std::invalid_argument("--peers: \"" + item + "\" does not start with a peer index (decimal digits)");
+      throw std::invalid_argument(option + ": \"" + item + "\" does not start with a peer index (decimal digits)");
     const std::size_t id = std::stoul(index);
-    if (id >= n) throw std::invalid_argument("--peers: peer " + std::to_string(id) + " is not in the scenario (" + std::to_string(n) + " peers)");
-    if (out[id]) throw std::invalid_argument("--peers: peer " + std::to_string(id) + " is listed twice (expected one address per peer)");
+    if (id >= n) throw std::invalid_argument(option + ": peer " + std::to_string(id) + " is not in the scenario (" + std::to_string(n) + " peers)");
+    if (out[id]) throw std::invalid_argument(option + ": peer " + std::to_string(id) + " is listed twice (expected one address per peer)");
     out[id] = exec::SocketAddress::parse(item.substr(eq + 1));
   }
   return out;
@@ -101,7 +103,8 @@ exec::LiveHostConfig host_config(const PeerArgs& a, const scenarios::Scenario& s
   h.pace_all_bps = a.pace_all;
   h.trace_path = a.trace;
   h.congestion_control = a.congestion;
-  exec::check_live_nat_traversal(sc);
+  if (!a.punch.empty()) h.punch = parse_peers(a.punch, sc.peers.size(), "--punch");
+  exec::check_live_nat_traversal(sc, !h.punch.empty());
   if (sc.nat_traversal) h.reachability = std::make_shared<const core::relay::Reachability>(scenarios::reachability_config(sc));
   if (!a.auth_key.empty() || !a.auth_token.empty() || !a.auth_peer_keys.empty()) {
     if (a.auth_key.empty() || a.auth_token.empty() || a.auth_peer_keys.empty())
@@ -184,6 +187,8 @@ const bool registered = register_command(
       sub.add_flag("--discover", a->discover, "--peers lists only some peers (the bootstrap peers, with this one): learn where the others listen "
                                               "from them (exec/README.md, address discovery)");
       sub.add_option("--listen", a->listen, "bind here instead of this peer's --peers address");
+      sub.add_option("--punch", a->punch, "ID=IP:PORT,... where the peers behind cone NATs punch from (their NAT's address, "
+                                          "their punch port): NAT'd pairs of them connect by a hole punch (docs/trust.md; launch --nat gives it)");
       sub.add_option("--strategy", a->strategy, "ar, ps or ours")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)))->capture_default_str();
       sub.add_option("--rounds", a->rounds, "averaging rounds")->check(Count(1, 1000000, "a number of rounds"))->capture_default_str();
       sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");

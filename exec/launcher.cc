@@ -28,12 +28,14 @@
 #include "exec/link_emulator.h"
 #include "exec/live_scenario.h"
 #include "exec/socket_address.h"
+#include "scenarios/nat_traversal.h"
 #include "scenarios/scenario_loader.h"
 
 namespace swarmlab::exec {
 namespace {
 
 constexpr std::uint16_t kEmulatedPort = 7000;
+constexpr std::uint16_t kPunchPort = 7001;  // where a peer behind a cone NAT punches from
 
 std::string number(double v) {
   std::ostringstream s;
@@ -245,7 +247,12 @@ LaunchResult launch(const LaunchOptions& o) {
     if (e.peer >= n) throw std::invalid_argument("--kill: the scenario has no peer " + std::to_string(e.peer));
   if (o.nat_clients && !o.emulate_links)
     throw std::invalid_argument("--nat: needs --emulate-links (the NAT routers are built in the emulated network)");
-  check_live_nat_traversal(sc);
+  check_live_nat_traversal(sc, o.emulate_links && o.nat_clients);
+  // NAT types as the simulator draws them (scenarios/nat_traversal.h): cone routers keep a
+  // connection's source port, symmetric ones pick a new one per connection.
+  std::vector<core::relay::Nat> nat_types(n, core::relay::Nat::Cone);
+  if (sc.nat_traversal) nat_types = scenarios::reachability_config(sc).nat;
+  const bool punching = sc.nat_traversal && sc.nat_traversal->hole_punching;
   std::optional<RandomChurn> churn;
   if (o.churn) {
     if (!o.train) throw std::invalid_argument("--chaos: only for --train runs");
@@ -273,6 +280,7 @@ LaunchResult launch(const LaunchOptions& o) {
   SignalScope signals;  // before anything needs tearing down: a Ctrl-C from here on is handled
   std::unique_ptr<LinkEmulator> emulator;
   std::vector<std::optional<SocketAddress>> addresses(n);
+  std::string punch_list;  // --punch for every peer
   if (o.emulate_links) {
     if (const std::string why = LinkEmulator::unavailable_reason(); !why.empty()) throw std::runtime_error(why);
     if (const std::size_t stale = LinkEmulator::cleanup_stale(); stale > 0)
@@ -282,7 +290,7 @@ LaunchResult launch(const LaunchOptions& o) {
     for (std::size_t i = 0; i < n; ++i) {
       const auto& p = scaled.peers[i];
       const bool nat = o.nat_clients && sc.peers[i].reachability == scenarios::Reachability::Client;
-      links.push_back({p.upload_bps, p.download_bps, p.latency_s, nat});
+      links.push_back({p.upload_bps, p.download_bps, p.latency_s, nat, nat && nat_types[i] == core::relay::Nat::Symmetric});
       result.peers_behind_nat += nat;
     }
     if (o.nat_clients && result.peers_behind_nat == 0) say("note: --nat: the scenario has no client-mode peer to put behind NAT");
@@ -300,6 +308,14 @@ LaunchResult launch(const LaunchOptions& o) {
     for (std::size_t i = 0; i < n; ++i)
       if (sc.peers[i].reachability == scenarios::Reachability::Public)
         addresses[i] = SocketAddress{emulator->address(i), kEmulatedPort};
+    // The rendezvous: where each peer behind a cone NAT punches from, its router's address and
+    // the port it binds (which the router keeps).
+    if (punching)
+      for (std::size_t i = 0; i < n; ++i)
+        if (emulator->behind_nat(i) && nat_types[i] == core::relay::Nat::Cone) {
+          if (!punch_list.empty()) punch_list += ',';
+          punch_list += std::to_string(i) + '=' + SocketAddress{emulator->address(i), kPunchPort}.to_string();
+        }
   } else {
     const auto ports = reserve_loopback_ports(n);
     for (std::size_t i = 0; i < n; ++i)
@@ -353,6 +369,7 @@ LaunchResult launch(const LaunchOptions& o) {
               "--connect-timeout", number(o.connect_timeout_s), "--sender-timeout", number(o.timeouts.max_sender)};
     if (std::isfinite(o.timeouts.max_round)) p.argv.insert(p.argv.end(), {"--round-timeout", number(o.timeouts.max_round)});
     if (o.bootstrap_peers > 0) p.argv.push_back("--discover");
+    if (!punch_list.empty()) p.argv.insert(p.argv.end(), {"--punch", punch_list});
     if (!result.pacing) p.argv.push_back("--no-pacing");
     if (o.pace_all_bps > 0) p.argv.insert(p.argv.end(), {"--pace-all", number(o.pace_all_bps)});
     if (o.kill && o.kill->peer == i && incarnation == 0)

@@ -67,22 +67,33 @@ bool enable_forwarding(const std::string& netns_path) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-// The router's rules: everything leaving toward the bridge takes the router's address; from the
-// bridge only replies to those connections are forwarded in, so the peer behind it stays
-// unreachable even for a host that routes its private address to the router. Nothing is DNATed:
-// a connection to the router's address ends at the router, which listens nowhere.
-constexpr const char* kNatRules = R"(table ip swarmlab_nat {
+// The router's rules: everything leaving toward the bridge takes the router's address (and, for
+// a symmetric NAT, a random port per connection); from the bridge only packets of those
+// connections get in, so the peer behind it stays unreachable even for a host that routes its
+// private address to the router. Anything else is dropped silently, as home routers do: a
+// connection to the router's address times out. That silence is what lets a hole punch work (a
+// peer's first SYN dies at the other router without a reset, and the other's SYN then finds
+// this router expecting it).
+std::string nat_rules(bool symmetric) {
+  return std::string(R"(table ip swarmlab_nat {
   chain postrouting {
     type nat hook postrouting priority 100; policy accept;
-    oifname "wan0" masquerade
+    oifname "wan0" masquerade)") +
+         (symmetric ? " random" : "") + R"(
   }
   chain forward {
     type filter hook forward priority 0; policy accept;
     iifname "wan0" ct state established,related accept
     iifname "wan0" drop
   }
+  chain input {
+    type filter hook input priority 0; policy accept;
+    iifname "wan0" ct state established,related accept
+    iifname "wan0" drop
+  }
 }
 )";
+}
 
 }  // namespace
 
@@ -294,7 +305,7 @@ void LinkEmulator::build_nat(std::size_t i) {
   commands_.push_back("ip netns exec " + router + " sysctl -w net.ipv4.ip_forward=1  # written directly, same effect");
   if (!enable_forwarding("/run/netns/" + router))
     throw std::runtime_error("link emulation: cannot turn on ip forwarding in " + router);
-  const std::string rules = temp_file(kNatRules);
+  const std::string rules = temp_file(nat_rules(links_[i].symmetric_nat));
   std::vector<std::string> argv{ip_, "netns", "exec", router, nft_, "-f", rules};
   commands_.push_back(join_command(argv));
   const CommandResult r = run_command(argv);

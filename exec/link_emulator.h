@@ -42,6 +42,9 @@ struct EmulatedLink {
   double download_bps = 0;
   double latency_s = 0;  // one-way, added on each direction of this peer's access link
   bool behind_nat = false;  // behind its own NAT router: can dial out, cannot be reached
+  // The router picks a new public port for every connection (a symmetric NAT, which defeats hole
+  // punching) instead of keeping the peer's (a cone, through which a simultaneous open works).
+  bool symmetric_nat = false;
 };
 
 class LinkEmulator {

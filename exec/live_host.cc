@@ -14,6 +14,7 @@ LiveHost::LiveHost(const LiveHostConfig& cfg, std::ostream& log) : cfg_(cfg), lo
   t.self = cfg.id;
   t.addresses = cfg.addresses;
   t.discover = cfg.discover;
+  t.punch = cfg.punch;
   t.bind = cfg.listen;
   t.network = cfg.network;
   t.connect_timeout_s = cfg.connect_timeout_s;
@@ -132,6 +133,7 @@ void LiveHost::add_exit_counters(nlohmann::ordered_json& line) {
   line["bytes_received"] = s.bytes_received;
   line["rejected_connections"] = s.rejected_connections;
   line["link_failures"] = s.link_failures;
+  if (!cfg_.punch.empty()) line["punched_connections"] = s.punched_connections;
   if (relayed_) {
     const auto& r = relayed_->stats();
     line["relay"] = {{"sent_relayed", r.sent_relayed}, {"received_relayed", r.received_relayed}, {"forwarded", r.forwarded},

@@ -55,6 +55,8 @@ struct LiveHostConfig {
   // The scenario's "nat_traversal" (docs/trust.md §4): client pairs reach each other through
   // relays; null: they cannot at all.
   std::shared_ptr<const core::relay::Reachability> reachability;
+  // Hole punching: per peer, where a peer behind a cone NAT punches from (TcpTransport::Options::punch).
+  std::vector<std::optional<SocketAddress>> punch;
 };
 
 class LiveHost {

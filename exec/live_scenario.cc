@@ -8,11 +8,11 @@
 
 namespace swarmlab::exec {
 
-void check_live_nat_traversal(const scenarios::Scenario& sc) {
-  if (sc.nat_traversal && sc.nat_traversal->hole_punching)
+void check_live_nat_traversal(const scenarios::Scenario& sc, bool punch_addresses) {
+  if (sc.nat_traversal && sc.nat_traversal->hole_punching && !punch_addresses)
     throw core::InputError(sc.source, "nat_traversal.hole_punching",
-                           "expected false for a live run: hole punching is modelled in the simulator only, live "
-                           "runs relay every pair of client-mode peers (docs/trust.md §4)");
+                           "expected false, or a launch behind emulated NATs (launch --emulate-links --nat), which gives "
+                           "the peers the addresses they punch to (docs/trust.md §4)");
 }
 
 scenarios::Scenario live_view(const scenarios::Scenario& scenario, const LiveOverrides& o) {

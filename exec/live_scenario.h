@@ -17,9 +17,10 @@
 
 namespace swarmlab::exec {
 
-// Live runs relay every pair of client-mode peers: hole punching is modelled in the simulator only
-// (docs/trust.md §4). Throws core::InputError naming nat_traversal.hole_punching when it is on.
-void check_live_nat_traversal(const scenarios::Scenario& sc);
+// Hole punching live needs the peers' punch addresses, which only a launch behind emulated NATs
+// gives (launch --emulate-links --nat; docs/trust.md §4). Throws core::InputError naming
+// nat_traversal.hole_punching when it is on and `punch_addresses` is false.
+void check_live_nat_traversal(const scenarios::Scenario& sc, bool punch_addresses);
 
 // The goodput fraction of this project's C++ TCP transport on an emulated link: payload bytes per
 // second over the nominal rate, measured with exec/goodput_probe.h (`validate --calibrate`) on

@@ -58,7 +58,15 @@ TcpTransport::~TcpTransport() {
   }
 }
 
+bool TcpTransport::punched(core::PeerId peer) const {
+  const auto& a = options_.addresses;
+  const auto& p = options_.punch;
+  return peer < p.size() && options_.self < p.size() && peer != options_.self && p[peer] && p[options_.self] &&
+         peer < a.size() && !a[peer] && !a[options_.self];
+}
+
 bool TcpTransport::dials(core::PeerId peer) const {
+  if (punched(peer)) return true;  // both sides do
   const auto& a = options_.addresses;
   if (peer >= a.size() || peer == options_.self || !a[peer]) return false;  // it accepts nothing
   return !a[options_.self] || options_.self > peer;
@@ -226,15 +234,30 @@ void TcpTransport::dial(core::PeerId peer) {
   c->state = State::Connecting;
   link.conn = c;
   apply_pacing(c);
+  const bool punch = punched(peer);
+  if (punch) {
+    // From the port this peer's NAT keeps for it, like every punch to another peer.
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    const sockaddr_in local = SocketAddress{0, options_.punch[options_.self]->port}.to_sockaddr();
+    if (bind(fd, reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
+      link.conn.reset();
+      ::close(fd);
+      schedule_redial(peer);
+      return;
+    }
+    c->answers_hello = options_.self < peer;
+  }
   Handshake hello;
   hello.kind = HandshakeKind::Hello;
   hello.network = options_.network;
   hello.from = options_.self;
   hello.to = peer;
   hello.listen = options_.addresses[options_.self];
-  enqueue(c, make_frame(encode_handshake(hello)), false);
-  // Messages that were waiting (not normally: the dialing side queues on the connection).
-  while (!link.waiting.empty()) {
+  // The side that answers the Hello sends nothing before it; its messages wait for it.
+  if (!c->answers_hello) enqueue(c, make_frame(encode_handshake(hello)), false);
+  while (!c->answers_hello && !link.waiting.empty()) {
     enqueue(c, std::move(link.waiting.front()), true);
     link.waiting.pop_front();
   }
@@ -247,10 +270,11 @@ void TcpTransport::dial(core::PeerId peer) {
     if (alive.expired()) return;
     if (auto conn = w.lock()) {
       conn->timer = 0;
-      if (conn->state == State::Connecting || conn->state == State::AwaitAck) close_connection(conn, true, "connect timeout");
+      if (conn->state == State::Connecting || conn->state == State::AwaitAck || (conn->state == State::AwaitHello && conn->answers_hello))
+        close_connection(conn, true, "connect timeout");
     }
   });
-  const sockaddr_in sa = options_.addresses[peer]->to_sockaddr();
+  const sockaddr_in sa = (punch ? *options_.punch[peer] : *options_.addresses[peer]).to_sockaddr();
   if (connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 && errno != EINPROGRESS) {
     // Refused at once: fail from the loop, not from inside send().
     loop_.schedule(0, [this, w = std::weak_ptr<Connection>(c), alive = std::weak_ptr<bool>(alive_)] {
@@ -283,6 +307,11 @@ void TcpTransport::send(core::PeerId to, core::Message message) {
   Link& link = links_[to];
   OutFrame frame = make_frame(std::move(message.bytes));
   if (link.conn && link.conn->state != State::Closed) {
+    if (link.conn->answers_hello && link.conn->state != State::Open) {
+      link.waiting_bytes += frame.size();
+      link.waiting.push_back(std::move(frame));  // sent after the Ack (on_hello)
+      return;
+    }
     enqueue(link.conn, std::move(frame), true);
     return;
   }
@@ -380,6 +409,12 @@ void TcpTransport::on_io(const ConnectionPtr& c, std::uint32_t events) {
 }
 
 void TcpTransport::on_connected(const ConnectionPtr& c) {
+  if (punched(*c->peer)) ++stats_.punched_connections;
+  if (c->answers_hello) {
+    c->state = State::AwaitHello;
+    loop_.modify(c->watch, EPOLLIN);
+    return;
+  }
   c->state = State::AwaitAck;
   c->want_write = !c->out.empty();
   loop_.modify(c->watch, EPOLLIN | (c->want_write ? std::uint32_t{EPOLLOUT} : 0u));
@@ -445,12 +480,12 @@ void TcpTransport::read_some(const ConnectionPtr& c) {
     if (r < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
-      close_connection(c, c->state != State::AwaitHello, "recv failed");
+      close_connection(c, c->state != State::AwaitHello || c->answers_hello, "recv failed");
       return;
     }
     if (r == 0 && !buf.empty()) {  // end of stream: the peer closed or died
       if (c->state == State::AwaitHello) ++stats_.rejected_connections;
-      close_connection(c, c->state != State::AwaitHello, "end of stream");
+      close_connection(c, c->state != State::AwaitHello || c->answers_hello, "end of stream");
       return;
     }
     stats_.bytes_received += static_cast<std::size_t>(r);
@@ -459,7 +494,7 @@ void TcpTransport::read_some(const ConnectionPtr& c) {
     if (st == FrameReader::Status::TooLarge) {
       if (c->state == State::Open) ++stats_.broken_frames;
       else ++stats_.rejected_connections;
-      close_connection(c, c->state != State::AwaitHello, "frame over the size limit");
+      close_connection(c, c->state != State::AwaitHello || c->answers_hello, "frame over the size limit");
       return;
     }
     if (st == FrameReader::Status::FrameReady) handle_frame(c, c->reader.take());
@@ -522,7 +557,9 @@ void TcpTransport::on_hello(const ConnectionPtr& c, std::vector<std::uint8_t> fr
        hello.from < links_.size() && hello.from != options_.self;
   // Its own word on where it listens, checked against the dialing rule like a listed address.
   if (ok && options_.discover && hello.listen) learn_address(hello.from, *hello.listen, true);
-  ok = ok && !dials(hello.from);
+  // A punched connection's Hello comes from the peer it was dialed to; an accepted one's from a
+  // peer that dials this one.
+  ok = ok && (c->answers_hello ? c->peer == hello.from : !dials(hello.from));
   if (!ok) {
     ++stats_.rejected_connections;
     close_connection(c, false, "bad hello");
@@ -534,7 +571,7 @@ void TcpTransport::on_hello(const ConnectionPtr& c, std::vector<std::uint8_t> fr
   const core::PeerId peer = hello.from;
   Link& link = links_[peer];
   // A new Hello from a peer we are connected to: it restarted (or saw the old connection break).
-  if (link.conn) close_connection(link.conn, true, "replaced by a new connection from the same peer");
+  if (link.conn && link.conn != c) close_connection(link.conn, true, "replaced by a new connection from the same peer");
   c->peer = peer;
   c->state = State::Open;
   c->reader.set_limit(options_.max_message_bytes);
@@ -578,7 +615,9 @@ void TcpTransport::close_connection(const ConnectionPtr& c, bool report, const c
   close(c->fd);
   c->fd = -1;
   // Only a connection that carried messages matters to anyone (a Hello queued on a redial does not).
-  const bool carried = c->app_frames > 0 || c->app_received > 0;
+  // A punched connection's answering side holds its messages on the link until the Hello.
+  const bool held = c->answers_hello && c->peer && !links_[*c->peer].waiting.empty();
+  const bool carried = c->app_frames > 0 || c->app_received > 0 || held;
   c->out.clear();
   c->out_bytes = 0;
   unidentified_.erase(std::remove(unidentified_.begin(), unidentified_.end(), c), unidentified_.end());
@@ -587,6 +626,7 @@ void TcpTransport::close_connection(const ConnectionPtr& c, bool report, const c
   Link& link = links_[peer];
   if (link.conn != c) return;
   if (!c->dialed && std::strcmp(why, "shutdown") != 0) link.dialer_down = true;
+  if (held && report) link.waiting.clear(), link.waiting_bytes = 0;  // lost with the connection, as a dialer's queue is
   link.conn.reset();  // `c` may be this very pointer: not used below
   // A connection that never carried a message fails silently: nothing was lost, nobody is told.
   if (report && carried) {

@@ -7,7 +7,8 @@
 // peers that both accept, the one with the larger id dials. The dialing side keeps its connections
 // up (it redials after a failure), so a peer that restarts with the same identity is reconnected
 // without anyone having to send first. Two client-mode peers
-// cannot reach each other at all: sends between them fail at once. The accepting side, when it
+// cannot reach each other at all - sends between them fail at once - unless both can be punched
+// to (Options::punch): then both dial, for a simultaneous open. The accepting side, when it
 // has something to send and no connection, queues it and waits up to accept_wait for the dialer -
 // unless that dialer's connection broke and it has not dialed again: then it is down (or cut off),
 // and a send to it is refused at once and reported as a link failure, as the seam promises for a
@@ -85,6 +86,13 @@ class TcpTransport {
     std::string congestion_control;
     // Learn the addresses of peers missing from `addresses` (see Discovery above).
     bool discover = false;
+    // Hole punching (docs/trust.md §4): per peer, where a client-mode peer behind a NAT that keeps
+    // its ports (a cone) can be reached by a simultaneous open - its NAT's public address and the
+    // port it punches from; empty: nobody punches. Two client-mode peers that both have one
+    // connect: both dial from their punch port to the other's at once, so that each NAT has seen
+    // an outgoing packet of the connection when the other's arrives. The larger id then sends the
+    // Hello and the smaller answers it, as an acceptor would.
+    std::vector<std::optional<SocketAddress>> punch;
     // Diagnostics: why identified connections closed (optional).
     std::function<void(const std::string&)> log;
   };
@@ -98,6 +106,7 @@ class TcpTransport {
     std::uint64_t link_failures = 0;         // reported to the owner
     std::uint64_t addresses_learned = 0;     // discovery: from Hellos and directory frames
     std::uint64_t bad_directory_frames = 0;  // malformed, dropped
+    std::uint64_t punched_connections = 0;   // opened by a hole punch (simultaneous open)
   };
 
   using MessageHandler = std::function<void(core::PeerId from, core::Message message)>;
@@ -147,6 +156,7 @@ class TcpTransport {
     EventLoop::WatchId watch = 0;
     State state = State::Closed;
     bool dialed = false;
+    bool answers_hello = false;  // a punched connection's smaller id: it waits for the Hello
     std::uint32_t source_address = 0;  // accepted: the dialer's IPv4 address (network order)
     std::optional<core::PeerId> peer;
     FrameReader reader;
@@ -171,6 +181,8 @@ class TcpTransport {
   };
 
   static OutFrame make_frame(std::vector<std::uint8_t> bytes);
+  // Both client-mode and both with a punch address: they connect by a simultaneous open.
+  bool punched(core::PeerId peer) const;
   void listen();
   void on_accept();
   void dial(core::PeerId peer);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -191,13 +192,14 @@ TEST(LinkEmulatorNat, NatPeersDialOutFromTheirPublicAddressAndCannotBeReached) {
   }
 
   // 2. Nobody reaches a listener behind NAT: neither the router's public address (nothing is
-  // forwarded in: refused by the router) nor the private one (not routed on the bridge).
+  // forwarded in, and the router drops the attempt silently) nor the private one (not routed on
+  // the bridge).
   {
     const Fd hidden(listener_in(net->netns_path(1), 7001));
     ASSERT_GE(hidden.fd, 0) << std::strerror(errno);
     for (const std::size_t from : {std::size_t{0}, std::size_t{2}}) {
       for (const std::uint32_t to : {net->address(1), net->local_address(1)}) {
-        const Dial d = dial_from(net->netns_path(from), {to, 7001}, 2);
+        const Dial d = dial_from(net->netns_path(from), {to, 7001}, 1);
         const Fd guard(d.fd);
         EXPECT_LT(d.fd, 0) << "peer " << from << " reached peer 1 (behind NAT) at " << dotted(to);
         std::printf("peer %zu -> %s:7001: %s\n", from, dotted(to).c_str(), d.fd < 0 ? std::strerror(d.error) : "connected");
@@ -210,6 +212,52 @@ TEST(LinkEmulatorNat, NatPeersDialOutFromTheirPublicAddressAndCannotBeReached) {
   net->teardown();
   EXPECT_EQ(namespaces_tagged(tag), 0u);
   net.reset();
+}
+
+// A hole punch from both sides at once: each peer binds `port` and dials the other's public
+// address and that port, again until `timeout_s`. Returns whether both ends connected.
+bool punch(const std::string& netns_a, SocketAddress a_public, const std::string& netns_b, SocketAddress b_public,
+           double timeout_s) {
+  const auto side = [timeout_s](const std::string& netns, std::uint16_t port, SocketAddress to, bool& ok) {
+    const double deadline = timeout_s * 1000;
+    for (int waited = 0; waited < deadline && !ok; waited += 200) {
+      const int fd = socket_in(netns);
+      if (fd < 0) return;
+      const int one = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+      const sockaddr_in local = SocketAddress{kAny, port}.to_sockaddr();
+      const sockaddr_in sa = to.to_sockaddr();
+      if (bind(fd, reinterpret_cast<const sockaddr*>(&local), sizeof local) == 0 &&
+          (connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0 || errno == EINPROGRESS)) {
+        pollfd p{fd, POLLOUT, 0};
+        int err = 1;
+        socklen_t len = sizeof err;
+        if (poll(&p, 1, 200) == 1) getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        ok = err == 0;
+      }
+      close(fd);
+      if (!ok) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+  bool ok_a = false, ok_b = false;
+  std::thread ta([&] { side(netns_a, a_public.port, b_public, ok_a); });
+  std::thread tb([&] { side(netns_b, b_public.port, a_public, ok_b); });
+  ta.join();
+  tb.join();
+  return ok_a && ok_b;
+}
+
+// Hole punching through the emulated routers: two cone NATs (the router keeps the peer's port)
+// let a simultaneous open through; with a symmetric one (a new port per connection) the other
+// side dials a port nobody mapped, and the punch fails.
+TEST(LinkEmulatorNat, AHolePunchWorksBetweenConeNatsAndFailsAgainstASymmetricOne) {
+  if (const std::string why = LinkEmulator::nat_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  LinkEmulator net({{100e6, 100e6, 0, false}, {100e6, 100e6, 0, true}, {100e6, 100e6, 0, true}, {100e6, 100e6, 0, true, true}},
+                   "swl" + std::to_string(getpid()));
+  constexpr std::uint16_t kPort = 7002;
+  EXPECT_TRUE(punch(net.netns_path(1), {net.address(1), kPort}, net.netns_path(2), {net.address(2), kPort}, 3));
+  EXPECT_FALSE(punch(net.netns_path(1), {net.address(1), kPort + 1}, net.netns_path(3), {net.address(3), kPort + 1}, 2));
 }
 
 // A router namespace left by a launcher that died is found and removed like a peer's.

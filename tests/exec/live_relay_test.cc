@@ -71,7 +71,48 @@ TEST(LiveRelay, TwoNatdPeersAverageThroughARelayWithValuesChecked) {
   EXPECT_EQ(home0["relay"]["refused"].get<std::uint64_t>(), 0u);
 }
 
-TEST(LiveRelay, HolePunchingIsRefusedLiveWithTheFieldNamed) {
+TEST(LiveRelay, PeersBehindConeNatsPunchThroughAndTheSymmetricOneIsRelayed) {
+  if (const std::string why = LinkEmulator::nat_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  // Peers 1 and 2 behind cone NATs connect by a simultaneous open through their real routers;
+  // peer 3, behind a symmetric NAT, reaches them through the relay. Every value checked.
+  testing::TempDir dir;
+  const std::string sc = dir.write("s.json", R"({
+  "name": "live-punch", "seed": 5,
+  "workload": {"model": "test", "parameters": 200000, "wire_precision": "fp32", "target_batch": 1024},
+  "peers": [
+    {"name": "relay", "compute_sps": 100, "bandwidth_bps": "100 Mb/s", "latency_ms": 5},
+    {"name": "cone", "count": 2, "compute_sps": 100, "download_bps": "100 Mb/s", "upload_bps": "50 Mb/s",
+     "latency_ms": 5, "reachability": "client", "nat": "cone"},
+    {"name": "symmetric", "compute_sps": 100, "download_bps": "100 Mb/s", "upload_bps": "50 Mb/s",
+     "latency_ms": 5, "reachability": "client", "nat": "symmetric"}
+  ],
+  "averaging": {"strategy": "ar", "rounds": 3, "part_bytes": 65536},
+  "nat_traversal": {"relays": ["relay"], "hole_punching": true}
+})");
+  LaunchOptions o = testing::test_launch(sc, dir.path + "/out");
+  o.emulate_links = true;
+  o.nat_clients = true;
+  o.scale = 0.5;
+  const LaunchResult r = launch(o);
+  EXPECT_EQ(r.peers_behind_nat, 3u);
+  EXPECT_TRUE(r.ok);
+  ASSERT_EQ(r.rounds.size(), 3u);
+  for (const auto& round : r.rounds) {
+    EXPECT_EQ(round.reported, 4u);
+    EXPECT_TRUE(round.values_ok) << "round " << round.round;
+    EXPECT_EQ(round.min_fraction_averaged, 1.0);
+  }
+  const auto cone0 = exit_line(r.out_dir, 1), cone1 = exit_line(r.out_dir, 2), sym = exit_line(r.out_dir, 3);
+  // The cone pair's connection was punched (each side counts it) ...
+  EXPECT_EQ(cone0["punched_connections"].get<std::uint64_t>(), 1u) << cone0.dump();
+  EXPECT_EQ(cone1["punched_connections"].get<std::uint64_t>(), 1u) << cone1.dump();
+  // ... and the symmetric peer's pairs went through the relay.
+  EXPECT_GT(sym["relay"]["sent_relayed"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(exit_line(r.out_dir, 0)["relay"]["forwarded"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(sym["punched_connections"].get<std::uint64_t>(), 0u);
+}
+
+TEST(LiveRelay, HolePunchingWithoutEmulatedNatsIsRefusedWithTheFieldNamed) {
   testing::TempDir dir;
   const std::string sc = dir.write("s.json", relayed_scenario(R"(,
   "nat_traversal": {"relays": ["relay"], "hole_punching": true})"));
