@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "bindings.h"
+#include "memory_run.h"
 #include "support/memory_world.h"
 
 namespace swarmlab::conformance {
@@ -16,13 +17,7 @@ class MemoryBinding final : public TestBinding {
   core::Environment& env(PeerId p) override { return world_.env(p); }
   Seconds now() const override { return world_.now(); }
   bool run_until(const std::function<bool()>& done, Seconds deadline) override {
-    while (!done()) {
-      if (world_.now() >= deadline || !world_.step()) {
-        if (world_.now() < deadline) world_.run_until(deadline);
-        return done();
-      }
-    }
-    return true;
+    return run_memory_world(world_, done, deadline);
   }
   void crash(PeerId p) override { world_.set_down(p, core::testing::MemoryWorld::Departure::Crash); }
   void vanish(PeerId p) override { world_.set_down(p, core::testing::MemoryWorld::Departure::Silent); }

@@ -42,26 +42,33 @@ nlohmann::json exit_line(const std::string& out_dir, int peer) {
   return last;
 }
 
+// Launches the scenario with every client-mode peer behind its own NAT router, and checks that
+// every round completed with all `peers` and correct values.
+LaunchResult launch_behind_nat(const std::string& scenario, const std::string& out, std::size_t peers) {
+  LaunchOptions o = testing::test_launch(scenario, out);
+  o.emulate_links = true;
+  o.nat_clients = true;
+  o.scale = 0.5;
+  const LaunchResult r = launch(o);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.rounds.size(), 3u);
+  for (const auto& round : r.rounds) {
+    EXPECT_EQ(round.participants, peers);
+    EXPECT_EQ(round.reported, peers);
+    EXPECT_TRUE(round.values_ok) << "round " << round.round << ": max error " << round.max_abs_error;
+    EXPECT_EQ(round.min_fraction_averaged, 1.0);
+    EXPECT_FALSE(round.dropped_any);
+  }
+  return r;
+}
+
 TEST(LiveRelay, TwoNatdPeersAverageThroughARelayWithValuesChecked) {
   if (const std::string why = LinkEmulator::nat_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   testing::TempDir dir;
   const std::string sc = dir.write("s.json", relayed_scenario(R"(,
   "nat_traversal": {"relays": ["relay"]})"));
-  LaunchOptions o = testing::test_launch(sc, dir.path + "/out");
-  o.emulate_links = true;
-  o.nat_clients = true;
-  o.scale = 0.5;
-  const LaunchResult r = launch(o);
+  const LaunchResult r = launch_behind_nat(sc, dir.path + "/out", 3);
   EXPECT_EQ(r.peers_behind_nat, 2u);
-  EXPECT_TRUE(r.ok);
-  ASSERT_EQ(r.rounds.size(), 3u);
-  for (const auto& round : r.rounds) {
-    EXPECT_EQ(round.participants, 3u);
-    EXPECT_EQ(round.reported, 3u);
-    EXPECT_TRUE(round.values_ok) << "round " << round.round << ": max error " << round.max_abs_error;
-    EXPECT_EQ(round.min_fraction_averaged, 1.0);
-    EXPECT_FALSE(round.dropped_any);
-  }
   // The NAT'd peers' parts for each other went through the relay, which forwarded them.
   const auto relay = exit_line(r.out_dir, 0), home0 = exit_line(r.out_dir, 1), home1 = exit_line(r.out_dir, 2);
   ASSERT_TRUE(relay.contains("relay")) << relay.dump();
@@ -89,19 +96,8 @@ TEST(LiveRelay, PeersBehindConeNatsPunchThroughAndTheSymmetricOneIsRelayed) {
   "averaging": {"strategy": "ar", "rounds": 3, "part_bytes": 65536},
   "nat_traversal": {"relays": ["relay"], "hole_punching": true}
 })");
-  LaunchOptions o = testing::test_launch(sc, dir.path + "/out");
-  o.emulate_links = true;
-  o.nat_clients = true;
-  o.scale = 0.5;
-  const LaunchResult r = launch(o);
+  const LaunchResult r = launch_behind_nat(sc, dir.path + "/out", 4);
   EXPECT_EQ(r.peers_behind_nat, 3u);
-  EXPECT_TRUE(r.ok);
-  ASSERT_EQ(r.rounds.size(), 3u);
-  for (const auto& round : r.rounds) {
-    EXPECT_EQ(round.reported, 4u);
-    EXPECT_TRUE(round.values_ok) << "round " << round.round;
-    EXPECT_EQ(round.min_fraction_averaged, 1.0);
-  }
   const auto cone0 = exit_line(r.out_dir, 1), cone1 = exit_line(r.out_dir, 2), sym = exit_line(r.out_dir, 3);
   // The cone pair's connection was punched (each side counts it) ...
   EXPECT_EQ(cone0["punched_connections"].get<std::uint64_t>(), 1u) << cone0.dump();
