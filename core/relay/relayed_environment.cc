@@ -25,7 +25,13 @@ void RelayedEnvironment::send(PeerId to, Message message) {
   if (to >= reach_.size()) throw std::out_of_range("send: peer " + std::to_string(to) + " is not in the collaboration");
   if (!reach_.direct(self(), to) && !reach_.relay_for(self(), to)) return refuse(to);
   const double rate = layer_rate(to);
-  if (!(rate > 0)) return transmit(to, std::move(message));
+  if (!(rate > 0)) {
+    // Unpaced, but behind anything still waiting from when it was paced: order is kept.
+    const auto waiting = streams_.find(to);
+    if (waiting == streams_.end() || waiting->second.queue.empty()) return transmit(to, std::move(message));
+    waiting->second.queue.push_back(std::move(message));
+    return rerelease(to);
+  }
   Stream& s = streams_[to];
   if (s.queue.empty() && s.next_free <= now()) {
     s.next_free = now() + 8.0 * static_cast<double>(message.wire_size()) / rate;
