@@ -16,12 +16,14 @@
 // connections, only dial out: a router namespace sits between it and the bridge.
 //   peer "swl<pid>-<i>":    eth0 = local_address(i) (10.78.x.y/15), default route via the router
 //   router "swl<pid>-r<i>": lan0 = 10.79.x.y/15 (to the peer), wan0 = address(i)/16 (to the bridge),
-//                          ip forwarding on, nftables: MASQUERADE out of wan0, and nothing new
-//                          forwarded in from wan0 (only replies: ct established,related)
+//                          ip forwarding on, nftables: MASQUERADE out of wan0 (with `random` for
+//                          a symmetric NAT: a new port per connection), and from wan0 only the
+//                          packets of its own connections (ct established,related), forwarded or
+//                          to the router itself; the rest is dropped silently
 // (x.y: the host part of address(i) = 10.77.x.y; one /15 per peer-router pair, in namespaces of
 // their own, so the pairs never meet.)
 // Its outgoing connections arrive with source address(i); nothing is DNATed, so a connection to
-// address(i) reaches the router itself, which has no listener (refused), and the private address
+// address(i) reaches the router itself, which drops it (the dialer times out), and the private address
 // is not routed on the bridge (and dropped by the router if it were). The link is shaped exactly
 // as a public peer's: upload on the peer's own eth0 (by destination, which NAT leaves alone),
 // download on the bridge's end (by source: remote peers behind NAT appear as their address(j)

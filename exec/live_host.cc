@@ -51,7 +51,8 @@ void LiveHost::log(const std::string& line) {
 
 bool LiveHost::mesh_ready() const {
   for (core::PeerId p = 0; p < cfg_.addresses.size(); ++p) {
-    if (p == cfg_.id || (!cfg_.addresses[p] && !cfg_.addresses[cfg_.id])) continue;  // two clients never connect
+    // Two clients connect only by a punch, which their first messages start.
+    if (p == cfg_.id || (!cfg_.addresses[p] && !cfg_.addresses[cfg_.id])) continue;
     if (!env_->transport().connected(p)) return false;
   }
   return true;

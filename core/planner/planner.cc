@@ -23,10 +23,9 @@ std::string number(double v) {
   return out.str();
 }
 
-void check_capacity(double v, std::size_t peer, const char* field) {
+void check_capacity(double v, const std::string& where, const char* field) {
   if (!std::isfinite(v) || v < 0) {
-    throw std::invalid_argument("planner: peer " + std::to_string(peer) + ": " + field +
-                                " must be a finite number >= 0 (got " + number(v) + ")");
+    throw std::invalid_argument("planner: " + where + ": " + field + " must be a finite number >= 0 (got " + number(v) + ")");
   }
 }
 
@@ -34,9 +33,10 @@ void validate(const PlannerInput& in, const PlannerOptions& opt) {
   if (in.peers.empty()) throw std::invalid_argument("planner: no peers");
   const std::size_t n = in.peers.size();
   for (std::size_t i = 0; i < n; ++i) {
-    check_capacity(in.peers[i].compute_sps, i, "compute_sps");
-    check_capacity(in.peers[i].download_bps, i, "download_bps");
-    check_capacity(in.peers[i].upload_bps, i, "upload_bps");
+    const std::string peer = "peer " + std::to_string(i);
+    check_capacity(in.peers[i].compute_sps, peer, "compute_sps");
+    check_capacity(in.peers[i].download_bps, peer, "download_bps");
+    check_capacity(in.peers[i].upload_bps, peer, "upload_bps");
   }
   if (!in.pair_caps.empty()) {
     if (in.pair_caps.size() != n) {
@@ -60,8 +60,9 @@ void validate(const PlannerInput& in, const PlannerOptions& opt) {
     }
   }
   for (std::size_t r = 0; r < in.relays.size(); ++r) {
-    check_capacity(in.relays[r].download_bps, r, "relay download_bps");
-    check_capacity(in.relays[r].upload_bps, r, "relay upload_bps");
+    const std::string relay = "relays[" + std::to_string(r) + "]";
+    check_capacity(in.relays[r].download_bps, relay, "download_bps");
+    check_capacity(in.relays[r].upload_bps, relay, "upload_bps");
     if (in.relays[r].member && *in.relays[r].member >= n) {
       throw std::invalid_argument("planner: relays[" + std::to_string(r) + "].member is " +
                                   std::to_string(*in.relays[r].member) + ", expected a peer index < " +

@@ -28,10 +28,6 @@ Reachability::Reachability(ReachabilityConfig config) : config_(std::move(config
   }
 }
 
-bool Reachability::is_relay(PeerId p) const {
-  return std::any_of(config_.relays.begin(), config_.relays.end(), [p](const RelayOffer& r) { return r.peer == p; });
-}
-
 bool Reachability::direct(PeerId a, PeerId b) const {
   const Nat x = config_.nat.at(a), y = config_.nat.at(b);
   if (x == Nat::None || y == Nat::None) return true;

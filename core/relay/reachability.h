@@ -45,8 +45,6 @@ class Reachability {
   explicit Reachability(ReachabilityConfig config);
 
   std::size_t size() const { return config_.nat.size(); }
-  bool client_mode(PeerId p) const { return config_.nat.at(p) != Nat::None; }
-  bool is_relay(PeerId p) const;
   // Whether a and b connect without a relay.
   bool direct(PeerId a, PeerId b) const;
   // The relay of a pair that does not connect directly (the same both ways); nullopt when the
@@ -57,8 +55,6 @@ class Reachability {
   // direct, relayed (the relay is a member or an outside relay with its offered links) or
   // unreachable.
   void add_routes(planner::PlannerInput& input, std::span<const PeerId> members) const;
-
-  const ReachabilityConfig& config() const { return config_; }
 
  private:
   ReachabilityConfig config_;

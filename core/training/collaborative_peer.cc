@@ -344,7 +344,8 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // No group, or one without a gradient to average (only auxiliary peers met), or we fell behind
   // meanwhile: look again.
   if (left_) return;
-  if (!group || !roles_for(*group) || phase_ != Phase::Training) return schedule_fetch(config_.min_fetch_period);
+  if (!group || !roles_for(*group, round_input(*group)) || phase_ != Phase::Training)
+    return schedule_fetch(config_.min_fetch_period);
   // A group this peer averaged in before (a restarted leader whose draws repeat its predecessor's,
   // or a Begin replayed from the network): its parts would mix with the old round's. Decline it;
   // the other members see this peer drop out.
@@ -388,19 +389,14 @@ void CollaborativePeer::wait_for_step() {
 
 planner::PlannerInput CollaborativePeer::round_input(const matchmaking::Group& group) const {
   planner::PlannerInput input = matchmaking::group_capacities(group);
-  if (config_.reachability) {
-    std::vector<PeerId> members;
-    members.reserve(group.members.size());
-    for (const auto& m : group.members) members.push_back(m.peer);
-    config_.reachability->add_routes(input, members);
-  }
+  if (config_.reachability) config_.reachability->add_routes(input, group.peers());
+  input.target_batch = static_cast<double>(config_.quota > 0 ? config_.quota : config_.target_batch);
+  input.gradient_bits = 8.0 * static_cast<double>(codec::encoded_size(config_.codec, learner_->parameter_count()));
   return input;
 }
 
-const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking::Group& group) {
-  planner::PlannerInput input = round_input(group);
-  input.target_batch = static_cast<double>(config_.quota > 0 ? config_.quota : config_.target_batch);
-  input.gradient_bits = 8.0 * static_cast<double>(codec::encoded_size(config_.codec, learner_->parameter_count()));
+const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking::Group& group,
+                                                              const planner::PlannerInput& input) {
   std::optional<std::size_t> server;
   if (config_.strategy == averaging::Strategy::ParameterServer && config_.parameter_server)
     server = group.index_of(*config_.parameter_server);
@@ -408,12 +404,10 @@ const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking:
 }
 
 void CollaborativePeer::begin_round(const matchmaking::Group& group) {
-  const averaging::RoleAssignment& roles = *roles_for(group);
-  std::vector<PeerId> member_ids;
-  member_ids.reserve(group.members.size());
-  for (const auto& m : group.members) member_ids.push_back(m.peer);
+  const planner::PlannerInput input = round_input(group);
+  const averaging::RoleAssignment& roles = *roles_for(group, input);
   averaging::RoundPlan plan = config_.roles_cache->round_plan(
-      group.group_id, roles, member_ids, learner_->parameter_count(), config_.codec, config_.part_bytes, [&] {
+      group.group_id, roles, group.peers(), learner_->parameter_count(), config_.codec, config_.part_bytes, [&] {
         return matchmaking::plan_for_group(group, roles, learner_->parameter_count(), config_.codec, config_.part_bytes);
       });
   plan.clip = config_.clip;
@@ -447,8 +441,7 @@ void CollaborativePeer::begin_round(const matchmaking::Group& group) {
     values = reducer_scratch_;
   }
   const averaging::Timeouts timeouts =
-      timeouts_.for_round(averaging::predicted_round_seconds(roles, round_input(group),
-                                                             plan.length(), config_.codec));
+      timeouts_.for_round(averaging::predicted_round_seconds(roles, input, plan.length(), config_.codec));
   averager_->start_round(std::move(plan), values, timeouts, [this, alive = alive_](const averaging::RoundOutcome& o) {
     if (!*alive) return;
     on_round_done(o);

@@ -155,9 +155,10 @@ class CollaborativePeer {
   const PeerLimits& limits() const { return *limits_; }
   // The roles this peer computes for a group (indexed like its members); nullptr when the group
   // cannot average (nobody computes, or the strategy cannot run with these members).
-  // The group's capacities and, with a reachability table, its routes.
+  // The planner's input for a round with this group: its capacities, and with a reachability
+  // table its routes.
   planner::PlannerInput round_input(const matchmaking::Group& group) const;
-  const averaging::RoleAssignment* roles_for(const matchmaking::Group& group);
+  const averaging::RoleAssignment* roles_for(const matchmaking::Group& group, const planner::PlannerInput& input);
 
  private:
   bool trains() const { return config_.capacity.compute_sps > 0; }

@@ -3,27 +3,16 @@
 #include <memory>
 
 #include "bindings.h"
-#include "memory_run.h"
-#include "support/memory_world.h"
+#include "memory_world_binding.h"
 
 namespace swarmlab::conformance {
 namespace {
 
-class MemoryBinding final : public TestBinding {
+class MemoryBinding final : public MemoryWorldBinding {
  public:
-  explicit MemoryBinding(const BindingOptions& o)
-      : world_(o.peers, core::testing::PeerSpec{o.latency, o.link_bps, o.compute_sps}, o.seed) {}
+  explicit MemoryBinding(const BindingOptions& o) : MemoryWorldBinding(o.peers, o) {}
   std::size_t size() const override { return world_.size(); }
   core::Environment& env(PeerId p) override { return world_.env(p); }
-  Seconds now() const override { return world_.now(); }
-  bool run_until(const std::function<bool()>& done, Seconds deadline) override {
-    return run_memory_world(world_, done, deadline);
-  }
-  void crash(PeerId p) override { world_.set_down(p, core::testing::MemoryWorld::Departure::Crash); }
-  void vanish(PeerId p) override { world_.set_down(p, core::testing::MemoryWorld::Departure::Silent); }
-
- private:
-  core::testing::MemoryWorld world_;
 };
 
 class MemoryFactory final : public BindingFactory {

@@ -9,8 +9,7 @@
 #include "bindings.h"
 #include "core/forwarding_environment.h"
 #include "core/relay/relayed_environment.h"
-#include "memory_run.h"
-#include "support/memory_world.h"
+#include "memory_world_binding.h"
 
 namespace swarmlab::conformance {
 namespace {
@@ -34,10 +33,9 @@ class VisiblePeers final : public core::ForwardingEnvironment {
   std::size_t visible_;
 };
 
-class RelayedBinding final : public TestBinding {
+class RelayedBinding final : public MemoryWorldBinding {
  public:
-  explicit RelayedBinding(const BindingOptions& o)
-      : world_(o.peers + 1, core::testing::PeerSpec{o.latency, o.link_bps, o.compute_sps}, o.seed) {
+  explicit RelayedBinding(const BindingOptions& o) : MemoryWorldBinding(o.peers + 1, o) {
     const auto relay = static_cast<PeerId>(o.peers);  // the last peer, which the suite never sees
     core::relay::ReachabilityConfig c;
     c.nat.assign(o.peers, core::relay::Nat::Symmetric);
@@ -49,15 +47,8 @@ class RelayedBinding final : public TestBinding {
   }
   std::size_t size() const override { return views_.size(); }
   core::Environment& env(PeerId p) override { return *views_.at(p); }
-  Seconds now() const override { return world_.now(); }
-  bool run_until(const std::function<bool()>& done, Seconds deadline) override {
-    return run_memory_world(world_, done, deadline);
-  }
-  void crash(PeerId p) override { world_.set_down(p, core::testing::MemoryWorld::Departure::Crash); }
-  void vanish(PeerId p) override { world_.set_down(p, core::testing::MemoryWorld::Departure::Silent); }
 
  private:
-  core::testing::MemoryWorld world_;
   std::unique_ptr<core::relay::Reachability> reach_;
   std::vector<std::unique_ptr<core::relay::RelayedEnvironment>> envs_;
   std::vector<std::unique_ptr<VisiblePeers>> views_;

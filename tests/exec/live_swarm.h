@@ -56,4 +56,15 @@ inline LaunchOptions test_launch(const std::string& scenario, const std::string&
   return o;
 }
 
+// A training launch (`launch --train`) of `scenario`, its files in `out`, given `deadline_s`;
+// `precision` overrides the scenario's wire precision.
+inline LaunchResult launch_training(const std::string& scenario, const std::string& out, TrainLaunch train,
+                                    double deadline_s, std::optional<core::codec::Codec> precision = std::nullopt) {
+  LaunchOptions o = test_launch(scenario, out);
+  o.deadline_s = deadline_s;
+  o.precision = precision;
+  o.train = std::move(train);
+  return launch(o);
+}
+
 }  // namespace swarmlab::exec::testing

@@ -12,15 +12,13 @@ namespace {
 
 TEST(LiveTrainingSlow, SixPeersReach85PercentTestAccuracy) {
   testing::TempDir dir;
-  LaunchOptions o = testing::test_launch(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/live/fashion-mnist-6.json", dir.path);
-  o.deadline_s = 1200;
   TrainLaunch t;
   t.steps = 400;
   t.evaluate_every = 25;
   t.eval_samples = 0;
   t.checkpoint_every = 100;
-  o.train = t;
-  const LaunchResult r = launch(o);
+  const LaunchResult r =
+      testing::launch_training(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/live/fashion-mnist-6.json", dir.path, t, 1200);
   ASSERT_TRUE(r.training.has_value());
   EXPECT_TRUE(r.ok) << "see " << dir.path;
   const TrainingSummary& s = *r.training;

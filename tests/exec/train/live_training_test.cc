@@ -69,9 +69,6 @@ double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
 // lands in the next one; the reference computes it at the same point).
 TEST(LiveTraining, FourUnequalPeersStepLikeOneLargeBatchSgd) {
   testing::TempDir dir;
-  LaunchOptions o = testing::test_launch(kScenario, dir.path);
-  o.deadline_s = 240;
-  o.precision = core::codec::Codec::Fp32;
   TrainLaunch t;
   t.model = "linear";
   t.steps = 50;
@@ -79,8 +76,7 @@ TEST(LiveTraining, FourUnequalPeersStepLikeOneLargeBatchSgd) {
   t.dpu = "off";
   t.evaluate_every = 0;
   t.dump_parameters = true;
-  o.train = t;
-  const LaunchResult r = launch(o);
+  const LaunchResult r = testing::launch_training(kScenario, dir.path, t, 240, core::codec::Codec::Fp32);
   ASSERT_TRUE(r.training.has_value());
   ASSERT_TRUE(r.ok) << "see " << dir.path;
   EXPECT_TRUE(r.training->consistent);
@@ -176,17 +172,13 @@ TEST(LiveTraining, FourUnequalPeersStepLikeOneLargeBatchSgd) {
 // that step holds bit-identical parameters (equal hashes), and each peer's sample ledger balances.
 TEST(LiveTraining, PeersHoldIdenticalParametersWithFp16AndDpu) {
   testing::TempDir dir;
-  LaunchOptions o = testing::test_launch(kScenario, dir.path);
-  o.deadline_s = 180;
-  o.precision = core::codec::Codec::Fp16;
   TrainLaunch t;
   t.model = "cnn";
   t.steps = 15;
   t.dpu = "on";
   t.evaluate_every = 5;
   t.eval_samples = 500;
-  o.train = t;
-  const LaunchResult r = launch(o);
+  const LaunchResult r = testing::launch_training(kScenario, dir.path, t, 180, core::codec::Codec::Fp16);
   ASSERT_TRUE(r.training.has_value());
   EXPECT_TRUE(r.ok) << "see " << dir.path;
   const TrainingSummary& s = *r.training;
@@ -216,15 +208,12 @@ TEST(LiveTraining, CenteredClipRunsLiveAndPeersStayIdentical) {
   // A radius well inside the honest gradients' spread, so that reducers do clip.
   sc["averaging"]["centered_clip"] = {{"tau", 0.05}, {"iterations", 10}};
   const std::string path = dir.write("clipped.json", sc.dump(2));
-  LaunchOptions o = testing::test_launch(path, dir.path);
-  o.deadline_s = 180;
   TrainLaunch t;
   t.model = "linear";
   t.steps = 15;
   t.evaluate_every = 5;
   t.eval_samples = 500;
-  o.train = t;
-  const LaunchResult r = launch(o);
+  const LaunchResult r = testing::launch_training(path, dir.path, t, 180);
   ASSERT_TRUE(r.training.has_value());
   EXPECT_TRUE(r.ok) << "see " << dir.path;
   const TrainingSummary& s = *r.training;
@@ -314,15 +303,13 @@ TEST(LiveTraining, ALatePeerReplaysTheStepsItMissedFromItsInitialParameters) {
 // bit-identical parameters, and the model learns.
 TEST(LiveTraining, DilocoWorkersTakeIdenticalOuterSteps) {
   testing::TempDir dir;
-  LaunchOptions o = testing::test_launch(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/live/fashion-mnist-diloco.json", dir.path);
-  o.deadline_s = 180;
   TrainLaunch t;
   t.model = "cnn";
   t.steps = 6;
   t.evaluate_every = 3;
   t.eval_samples = 1000;
-  o.train = t;
-  const LaunchResult r = launch(o);
+  const LaunchResult r =
+      testing::launch_training(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/live/fashion-mnist-diloco.json", dir.path, t, 180);
   ASSERT_TRUE(r.training.has_value());
   EXPECT_TRUE(r.ok) << "see " << dir.path;
   const TrainingSummary& s = *r.training;
