@@ -15,31 +15,44 @@ Seconds Record::expiration() const {
   return latest;
 }
 
+void Record::recount() {
+  if (!is_dictionary()) {
+    footprint_ = kEntryOverhead + value().value.size();
+    earliest_ = value().expiration;
+    return;
+  }
+  footprint_ = kEntryOverhead;
+  earliest_ = std::numeric_limits<Seconds>::infinity();
+  for (const auto& [subkey, v] : dictionary()) {
+    footprint_ += kEntryOverhead + subkey.size() + v.value.size();
+    earliest_ = std::min(earliest_, v.expiration);
+  }
+}
+
 bool Record::drop_expired(Seconds now) {
   if (!is_dictionary()) return value().expiration > now;
   auto& d = std::get<Dictionary>(content_);
+  if (earliest_ > now) return !d.empty();
   std::erase_if(d, [now](const auto& entry) { return entry.second.expiration <= now; });
+  recount();
   return !d.empty();
 }
 
-std::size_t Record::footprint() const {
-  if (!is_dictionary()) return kEntryOverhead + value().value.size();
-  std::size_t bytes = kEntryOverhead;
-  for (const auto& [subkey, v] : dictionary()) bytes += kEntryOverhead + subkey.size() + v.value.size();
-  return bytes;
-}
+std::size_t Record::footprint() const { return footprint_; }
 
 bool Record::merge_plain(const TimedValue& incoming) {
   if (!is_dictionary()) {
     const TimedValue& held = value();
     if (incoming.expiration > held.expiration) {
       content_ = incoming;
+      recount();
       return true;
     }
     return incoming == held;
   }
   if (incoming.expiration > expiration()) {
     content_ = incoming;
+    recount();
     return true;
   }
   return false;
@@ -49,12 +62,19 @@ bool Record::merge_subkey(const Bytes& subkey, const TimedValue& incoming) {
   if (!is_dictionary()) {
     if (value().expiration >= incoming.expiration) return false;
     content_ = Dictionary{{subkey, incoming}};
+    recount();
     return true;
   }
   auto& d = std::get<Dictionary>(content_);
   auto [it, inserted] = d.try_emplace(subkey, incoming);
-  if (inserted) return true;
+  if (inserted) {
+    footprint_ += kEntryOverhead + subkey.size() + incoming.value.size();
+    earliest_ = std::min(earliest_, incoming.expiration);
+    return true;
+  }
   if (incoming.expiration > it->second.expiration) {
+    // The replaced entry expired earlier: earliest_ stays a lower bound.
+    footprint_ = footprint_ - it->second.value.size() + incoming.value.size();
     it->second = incoming;
     return true;
   }

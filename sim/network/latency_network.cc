@@ -74,6 +74,12 @@ void LatencyNetwork::fail_later(Seconds delay, Seconds started, Done done) {
   engine_.after(delay, [this, started, done = std::move(done)] { done(TransferOutcome{false, started, engine_.now()}); });
 }
 
+void LatencyNetwork::set_packet_loss(double p, std::uint64_t seed) {
+  if (!(p >= 0 && p < 1)) throw std::invalid_argument("latency network: packet loss must be in [0, 1)");
+  loss_ = p;
+  loss_rng_ = core::Rng(seed, 0x1055);
+}
+
 void LatencyNetwork::transmit(PeerId from, PeerId to, std::uint64_t bytes, Done done) {
   check_peer(from);
   check_peer(to);
@@ -88,11 +94,21 @@ void LatencyNetwork::transmit(PeerId from, PeerId to, std::uint64_t bytes, Done 
     if (auto it = pair_caps_.find(pair_key(from, to)); it != pair_caps_.end()) rate = std::min(rate, it->second);
   if (!pacing_.empty())
     if (auto it = pacing_.find(pair_key(from, to)); it != pacing_.end()) rate = std::min(rate, it->second);
+  Seconds retransmission = 0;
+  if (loss_ > 0) {
+    const Seconds rtt = 2 * path_latency(from, to);
+    const double packets = std::max(1.0, std::ceil(static_cast<double>(bytes) / kSegmentBytes));
+    if (packets > kShortTransferPackets) {
+      if (rtt > 0) rate = std::min(rate, 8.0 * kSegmentBytes / rtt * 1.22 / std::sqrt(loss_));
+    } else if (loss_rng_.bernoulli(1 - std::pow(1 - loss_, packets))) {
+      retransmission = std::max(0.2, 2 * rtt);
+    }
+  }
   const Seconds serialise = bytes == 0 ? 0.0 : 8.0 * static_cast<double>(bytes) / rate;  // inf when rate is 0
 
   Pair& pair = pairs_[pair_key(from, to)];
   const Seconds start = std::max(now, pair.busy_until);
-  pair.busy_until = start + serialise;
+  pair.busy_until = start + serialise + retransmission;
   ++pair.in_flight;
 
   const Index t = allocate();

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/rng.h"
 #include "sim/engine.h"
 #include "sim/network/network.h"
 
@@ -37,6 +38,17 @@ class LatencyNetwork final : public Network {
   // Pacing is one more cap on the pair's rate (for transfers started afterwards).
   void set_pacing(PeerId from, PeerId to, double bps) override;
   std::uint64_t bytes_delivered() const override { return bytes_delivered_; }
+
+  // Packet loss on every path, as TCP sees it: nothing is lost, it is late (docs/learning-at-home.md
+  // §8). A transfer of more than kShortTransferPackets packets is capped at the rate TCP sustains
+  // under loss p over its round trip (Mathis et al. 1997: MSS / RTT · 1.22 / √p), its losses
+  // recovered by fast retransmit. A shorter one has too few packets behind a loss to trigger fast
+  // retransmit: with probability 1 − (1 − p)^packets it waits one retransmission timeout,
+  // max(200 ms, 2 · RTT), and so does everything queued behind it on the pair. Draws come from
+  // `seed`, in event order, so a run stays deterministic. p = 0 turns it off.
+  void set_packet_loss(double p, std::uint64_t seed);
+  static constexpr std::uint64_t kShortTransferPackets = 4;
+  static constexpr double kSegmentBytes = 1448;  // TCP payload per packet on a 1500-byte MTU
 
   std::size_t in_flight() const { return in_flight_; }
   std::size_t active_pairs() const { return pairs_.size(); }
@@ -80,6 +92,8 @@ class LatencyNetwork final : public Network {
   std::unordered_map<std::uint64_t, double> pacing_;
   std::size_t in_flight_ = 0;
   std::uint64_t bytes_delivered_ = 0;
+  double loss_ = 0;
+  core::Rng loss_rng_;
 };
 
 }  // namespace swarmlab::sim

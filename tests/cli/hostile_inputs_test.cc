@@ -255,7 +255,12 @@ TEST(HostileArguments, EveryNumericOptionRefusesEveryHostileValue) {
       {"moshpit --peers 8 --group-size 2 --failure-rate 0 --rounds 2 --seed 1", "--dim"},
       {"launch " + a, "--rounds"}, {"launch " + a, "--parameters"}, {"launch " + a, "--scale"},
       {"launch " + a, "--goodput"}, {"launch " + a, "--pace-all"}, {"launch " + a, "--sender-timeout"},
-      {"launch " + a, "--deadline"}, {"launch " + a, "--restart-after"}};
+      {"launch " + a, "--deadline"}, {"launch " + a, "--restart-after"},
+      {"dmoe throughput", "--trainers"}, {"dmoe throughput", "--gpu-tflops"}, {"dmoe throughput", "--measure-s"},
+      {"dmoe throughput", "--delays-ms"}, {"dmoe throughput", "--seed"}, {"dmoe swarm", "--runtimes"},
+      {"dmoe swarm", "--trainers"}, {"dmoe swarm", "--grid-side"}, {"dmoe swarm", "--hours"},
+      {"dmoe swarm", "--churn-per-hour"}, {"dmoe swarm", "--packet-loss"}, {"dmoe swarm", "--announce-period-s"},
+      {"dmoe swarm", "--seed"}};
   const fs::path cwd = fs::temp_directory_path() / ("swarmlab-args-" + std::to_string(getpid()));
   fs::create_directories(cwd);
   std::vector<std::string> lines;

@@ -2,7 +2,7 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, live, group, auth, relay, scenario, trace or idx; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, training, live, group, auth, relay, dmoe, scenario, trace or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
 # Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc: idx, the dataset files' decoder) with its seeds in tests/fuzz/corpus/<t>/.
@@ -99,6 +99,18 @@ case "$target" in
     )
     extra_includes=(-I "$root/tests/core")
     libs=(-lglpk)
+    ;;
+  dmoe)
+    # The expert runtime and client run on the core's test double, with the tests' linear experts.
+    sources=(
+      "$root"/core/wire.cc
+      "$root"/core/dmoe/expert_grid.cc
+      "$root"/core/dmoe/expert_messages.cc
+      "$root"/core/dmoe/expert_runtime.cc
+      "$root"/core/dmoe/expert_client.cc
+      "$root"/tests/core/support/memory_world.cc
+    )
+    extra_includes=(-I "$root/tests/core")
     ;;
   idx)
     sources=("$root"/learn/fashion_mnist.cc)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/dht/value_store.h"
+#include "core/rng.h"
 
 namespace swarmlab::core::dht {
 namespace {
@@ -125,6 +126,49 @@ TEST(Record, MergeCombinesReplicasSubkeyBySubkey) {
   Record plain(TimedValue{b("p"), 5});
   plain.merge(Record(TimedValue{b("q"), 6}));
   EXPECT_EQ(plain.value().value, b("q"));
+}
+
+}  // namespace
+}  // namespace swarmlab::core::dht
+
+namespace swarmlab::core::dht {
+namespace {
+
+// What a record computes from its whole content, written out here.
+std::size_t footprint_of(const Record& r) {
+  if (!r.is_dictionary()) return 32 + r.value().value.size();
+  std::size_t bytes = 32;
+  for (const auto& [subkey, v] : r.dictionary()) bytes += 32 + subkey.size() + v.value.size();
+  return bytes;
+}
+
+// The footprint and the expiry bound are kept up to date through every kind of change rather than
+// recomputed (a dictionary written by thousands of peers must not cost O(n) per store or read):
+// after a long random history they still agree with the content.
+TEST(Record, KeepsItsFootprintAndExpiryUpToDateThroughEveryChange) {
+  Rng rng(7);
+  Record r;
+  for (int step = 0; step < 5000; ++step) {
+    const Seconds now = step * 0.01;
+    const Bytes subkey{static_cast<std::uint8_t>(rng.below(40))};
+    const TimedValue v{Bytes(rng.below(5), 1), now + static_cast<double>(rng.below(300)) * 0.01};
+    switch (rng.below(10)) {
+      case 0: r.merge_plain(v); break;
+      case 1: {
+        Record other(Dictionary{{subkey, v}});
+        r.merge(other);
+        break;
+      }
+      case 2: r.drop_expired(now); break;
+      default: r.merge_subkey(subkey, v);
+    }
+    ASSERT_EQ(r.footprint(), footprint_of(r)) << step;
+    // Nothing expired at `now` may survive a drop, and nothing live may be dropped.
+    Record copy = r;
+    copy.drop_expired(now);
+    if (copy.is_dictionary())
+      for (const auto& [k, held] : r.dictionary()) ASSERT_EQ(copy.dictionary().contains(k), held.expiration > now) << step;
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -115,6 +116,57 @@ TEST(LatencyNetwork, CapsPacingAndCapacityChangesApplyToNewTransfers) {
   e.run();
   EXPECT_NEAR(r.done[2].second.finished - r.done[2].second.started, 0.03 + 0.0005, 1e-12);
   EXPECT_THROW(net.transmit(0, 3, 1, r.make(3)), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace swarmlab::sim
+
+namespace swarmlab::sim {
+namespace {
+
+// 0.33% loss on a 100 ms round trip: a long transfer runs at TCP's rate under loss, MSS / RTT ·
+// 1.22 / √p (Mathis et al. 1997), below both links.
+TEST(LatencyNetwork, PacketLossCapsALongTransferAtTcpsRateUnderLoss) {
+  Engine e;
+  LatencyNetwork net(e, {LinkSpec{100e6, 100e6, 0.025}, LinkSpec{100e6, 100e6, 0.025}});
+  net.set_packet_loss(0.0033, 1);
+  Recorder r;
+  net.transmit(0, 1, 1'000'000, r.make(0));
+  e.run();
+  const double rate = 8 * 1448 / 0.1 * 1.22 / std::sqrt(0.0033);
+  ASSERT_EQ(r.done.size(), 1u);
+  EXPECT_NEAR(r.done[0].second.finished, 0.05 + 8e6 / rate, 1e-9);
+}
+
+// A short message has too few packets behind a loss for fast retransmit: about 1 - (1 - p)^packets
+// of them wait one retransmission timeout, max(200 ms, 2 RTT), and the draws repeat with the seed.
+TEST(LatencyNetwork, PacketLossDelaysShortMessagesByARetransmissionTimeout) {
+  const auto run = [](std::uint64_t seed) {
+    Engine e;
+    LatencyNetwork net(e, {LinkSpec{1e9, 1e9, 0.01}, LinkSpec{1e9, 1e9, 0.01}});
+    net.set_packet_loss(0.05, seed);
+    Recorder r;
+    for (int i = 0; i < 2000; ++i) e.at(i * 1.0, [&net, &r, i] { net.transmit(0, 1, 100, r.make(i)); });
+    e.run();
+    std::vector<double> delays;
+    for (const auto& [tag, o] : r.done) delays.push_back(o.finished - tag * 1.0);
+    return delays;
+  };
+  const std::vector<double> delays = run(3);
+  int late = 0;
+  for (const double d : delays) {
+    const bool on_time = std::abs(d - (0.02 + 800 / 1e9)) < 1e-9;
+    const bool retransmitted = std::abs(d - (0.02 + 800 / 1e9 + 0.2)) < 1e-9;
+    ASSERT_TRUE(on_time || retransmitted) << d;
+    late += retransmitted;
+  }
+  EXPECT_NEAR(late / 2000.0, 0.05, 0.015);
+  EXPECT_EQ(run(3), delays);
+  EXPECT_NE(run(4), delays);
+  Engine e;
+  LatencyNetwork net(e, {LinkSpec{1e9, 1e9, 0.01}});
+  EXPECT_THROW(net.set_packet_loss(1.0, 1), std::invalid_argument);
+  EXPECT_THROW(net.set_packet_loss(-0.1, 1), std::invalid_argument);
 }
 
 }  // namespace
