@@ -118,7 +118,7 @@ case "$target" in
     libs=(-lz)
     ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft, training, live, group, auth, relay, scenario, trace, idx)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, training, live, group, auth, relay, dmoe, scenario, trace, idx)" >&2
     exit 2
     ;;
 esac
