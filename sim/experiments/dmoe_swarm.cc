@@ -8,9 +8,8 @@
 #include <stdexcept>
 
 #include "core/dht/node.h"
-#include "core/dmoe/beam_search.h"
+#include "core/dmoe/dmoe_layer.h"
 #include "core/dmoe/expert_runtime.h"
-#include "core/dmoe/mixture.h"
 #include "core/service_mux.h"
 #include "sim/binding/sim_world.h"
 #include "sim/binding/virtual_expert_backend.h"
@@ -132,13 +131,13 @@ class Swarm {
   };
   struct Batch {
     core::Seconds started = 0;
-    std::vector<std::vector<dmoe::ChosenExpert>> chosen;
-    std::vector<dmoe::MixtureOutput> forward;
+    std::vector<std::uint64_t> calls;  // each layer's forward call, first layer first, until its backward
   };
   struct TrainerPeer {
     std::unique_ptr<core::ServiceMux> mux;
     std::unique_ptr<dht::DhtNode> dht;
     std::unique_ptr<dmoe::ExpertClient> client;
+    std::vector<std::unique_ptr<dmoe::DmoeLayer>> layers;
     std::shared_ptr<Batch> batch;
   };
 
@@ -186,6 +185,8 @@ class Swarm {
     tp.mux->add(core::ServiceId::Dht, *tp.dht);
     tp.mux->add(core::ServiceId::Experts, *tp.client);
     tp.dht->set_liveness([mux = tp.mux.get()](PeerId q) { return mux->last_heard(q); });
+    for (std::uint32_t l = 0; l < c_.layers; ++l)
+      tp.layers.push_back(std::make_unique<dmoe::DmoeLayer>(env, *tp.dht, *tp.client, grids_[l], c_.k, c_.width, c_.width));
     env.set_sink(tp.mux.get());
     tp.dht->bootstrap(backbone(), [](bool) {});
   }
@@ -230,34 +231,25 @@ class Swarm {
       layer_backward(t, std::move(b), c_.layers);
       return;
     }
-    TrainerPeer& tp = trainers_[t];
     core::Environment& env = world_->env(c_.runtimes + t);
     const dmoe::ExpertGrid& grid = grids_[layer];
     std::vector<std::vector<double>> scores(grid.dims, std::vector<double>(grid.side));
     for (auto& row : scores)
       for (double& s : row) s = standard_normal(env.rng());
-    dmoe::beam_search(env, *tp.dht, grid, std::move(scores), c_.k, [this, t, b, layer](dmoe::BeamSearchResult found) {
+    trainers_[t].layers[layer]->forward(std::move(scores), activation(), [this, t, b, layer](dmoe::LayerForward out) {
       if (measuring()) {
         ++r_.searches;
-        r_.searches_found_k += found.experts.size() == c_.k;
-        lookups_ += found.lookups;
-        r_.max_lookups = std::max<std::uint64_t>(r_.max_lookups, found.lookups);
-        search_seconds_ += found.latency_s;
+        r_.searches_found_k += out.search.experts.size() == c_.k;
+        lookups_ += out.search.lookups;
+        r_.max_lookups = std::max<std::uint64_t>(r_.max_lookups, out.search.lookups);
+        search_seconds_ += out.search.latency_s;
       }
-      if (found.experts.empty()) {
-        end_batch(t, b, &r_.dropped_no_experts);
+      if (out.outcome != dmoe::LayerForward::Outcome::Done) {
+        drop_batch(t, b, out.outcome == dmoe::LayerForward::Outcome::NoExperts ? &r_.dropped_no_experts : &r_.dropped_forward);
         return;
       }
-      b->chosen.push_back(std::move(found.experts));
-      dmoe::mixture_forward(*trainers_[t].client, b->chosen.back(), activation(), c_.width,
-                            [this, t, b, layer](dmoe::MixtureOutput out) {
-                              if (out.dropped) {
-                                end_batch(t, b, &r_.dropped_forward);
-                                return;
-                              }
-                              b->forward.push_back(std::move(out));
-                              layer_forward(t, b, layer + 1);
-                            });
+      b->calls.push_back(out.call);
+      layer_forward(t, b, layer + 1);
     });
   }
 
@@ -267,14 +259,21 @@ class Swarm {
       return;
     }
     const std::uint32_t layer = above - 1;
-    dmoe::mixture_backward(*trainers_[t].client, b->chosen[layer], b->forward[layer], activation(), activation(),
-                           [this, t, b, layer](dmoe::MixtureGradient g) {
-                             if (g.dropped) {
-                               end_batch(t, b, &r_.dropped_backward);
-                               return;
-                             }
-                             layer_backward(t, b, layer);
-                           });
+    const std::uint64_t call = b->calls[layer];
+    b->calls.pop_back();
+    trainers_[t].layers[layer]->backward(call, activation(), [this, t, b, layer](dmoe::MixtureGradient g) {
+      if (g.dropped) {
+        drop_batch(t, b, &r_.dropped_backward);
+        return;
+      }
+      layer_backward(t, b, layer);
+    });
+  }
+
+  // The layers below the failure still keep their forward calls: they will get no backward.
+  void drop_batch(std::uint32_t t, const std::shared_ptr<Batch>& b, std::uint64_t* reason) {
+    for (std::size_t layer = 0; layer < b->calls.size(); ++layer) trainers_[t].layers[layer]->release(b->calls[layer]);
+    end_batch(t, b, reason);
   }
 
   struct Traffic {
