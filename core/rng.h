@@ -59,6 +59,10 @@ class Rng {
   // Exponential with the given mean.
   double exponential(double mean) { return -mean * std::log1p(-uniform()); }
 
+  // Log-uniform in [lo, hi] (0 < lo <= hi): uniform in log space, as link rates and latencies of
+  // a population are drawn.
+  double log_uniform(double lo, double hi) { return std::exp(std::log(lo) + uniform() * (std::log(hi) - std::log(lo))); }
+
   // Standard normal (Box-Muller; one value per call, for simplicity and reproducibility).
   double normal() {
     const double u1 = 1.0 - uniform();  // (0, 1]

@@ -64,40 +64,43 @@ std::string checkpoint_key(const ExpertGrid& grid, const ExpertUid& uid) {
   return grid.layer + ".checkpoint." + uid_text(uid);
 }
 
-std::vector<std::uint8_t> coordinate_subkey(std::uint32_t coordinate) {
+namespace {
+
+std::vector<std::uint8_t> varint_bytes(std::uint64_t v) {
   std::vector<std::uint8_t> out;
-  Writer(out).varint(coordinate);
+  Writer(out).varint(v);
   return out;
 }
+
+// The bytes as exactly one varint below `limit`.
+std::optional<std::uint64_t> parse_varint(std::span<const std::uint8_t> bytes, std::uint64_t limit) {
+  try {
+    Reader r(bytes);
+    const std::uint64_t v = r.varint();
+    r.finish();
+    if (v >= limit) return std::nullopt;
+    return v;
+  } catch (const DecodeError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> coordinate_subkey(std::uint32_t coordinate) { return varint_bytes(coordinate); }
 
 std::optional<std::uint32_t> parse_coordinate_subkey(std::span<const std::uint8_t> bytes) {
-  try {
-    Reader r(bytes);
-    const std::uint64_t v = r.varint();
-    r.finish();
-    if (v >= kMaxGridSide) return std::nullopt;
-    return static_cast<std::uint32_t>(v);
-  } catch (const DecodeError&) {
-    return std::nullopt;
-  }
+  const auto v = parse_varint(bytes, kMaxGridSide);
+  if (!v) return std::nullopt;
+  return static_cast<std::uint32_t>(*v);
 }
 
-std::vector<std::uint8_t> encode_runtime(std::uint32_t runtime) {
-  std::vector<std::uint8_t> out;
-  Writer(out).varint(runtime);
-  return out;
-}
+std::vector<std::uint8_t> encode_runtime(std::uint32_t runtime) { return varint_bytes(runtime); }
 
 std::optional<std::uint32_t> decode_runtime(std::span<const std::uint8_t> bytes) {
-  try {
-    Reader r(bytes);
-    const std::uint64_t v = r.varint();
-    r.finish();
-    if (v > 0xFFFFFFFFull) return std::nullopt;
-    return static_cast<std::uint32_t>(v);
-  } catch (const DecodeError&) {
-    return std::nullopt;
-  }
+  const auto v = parse_varint(bytes, 0x100000000ull);
+  if (!v) return std::nullopt;
+  return static_cast<std::uint32_t>(*v);
 }
 
 std::vector<std::uint8_t> encode_coordinates(std::span<const std::uint32_t> sorted_coordinates) {

@@ -151,7 +151,7 @@ void RelayedEnvironment::handle(PeerId from, const Message& message) {
         ++stats_.dropped_frames;
         return;
       }
-      for (const auto [end, other] : {std::pair{peer, from}, std::pair{from, peer}}) {
+      for (const auto& [end, other] : {std::pair{peer, from}, std::pair{from, peer}}) {
         auto& ends = relayed_[end];
         const bool first = ends.empty();
         ends.insert(other);

@@ -78,7 +78,10 @@ void craft_attack(Attack attack, std::span<const float> own, const HonestEstimat
       core::Rng direction(kBiasDirectionSeed);
       std::vector<double> u(d);
       double length = 0;
-      for (double& x : u) length += (x = direction.normal()) * x;
+      for (double& x : u) {
+        x = direction.normal();
+        length += x * x;
+      }
       length = std::sqrt(length);
       for (std::size_t k = 0; k < d; ++k) out[k] = static_cast<float>(own[k] + scale * u[k] / length);
       return;

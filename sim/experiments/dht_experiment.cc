@@ -21,11 +21,6 @@ using core::PeerId;
 using core::Seconds;
 namespace dht = core::dht;
 
-double log_uniform(core::Rng& rng, double lo, double hi) {
-  if (!(lo > 0) || !(hi >= lo)) throw std::invalid_argument("dht experiment: bad log-uniform range");
-  return std::exp(std::log(lo) + rng.uniform() * (std::log(hi) - std::log(lo)));
-}
-
 // Nearest-rank percentile of a sorted sample.
 double percentile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -71,6 +66,9 @@ class Experiment {
     if (c_.backbone_peers < 1 || c_.backbone_peers > c_.peers)
       throw std::invalid_argument("dht experiment: backbone peers must be in [1, peers]");
     if (!(c_.churn_per_hour >= 0) || !(c_.hours >= 0)) throw std::invalid_argument("dht experiment: bad churn or hours");
+    if (!(c_.min_bandwidth_bps > 0) || !(c_.max_bandwidth_bps >= c_.min_bandwidth_bps) || !(c_.min_latency_s > 0) ||
+        !(c_.max_latency_s >= c_.min_latency_s))
+      throw std::invalid_argument("dht experiment: bad log-uniform range");
     // Every replacement takes a fresh transport address, allocated up front.
     if (c_.churn_per_hour * c_.peers * c_.hours > 1e7)
       throw std::invalid_argument("dht experiment: more than 10 million replacements requested");
@@ -89,8 +87,8 @@ class Experiment {
     std::vector<LinkSpec> links(slots);
     std::vector<SimPeerSpec> specs(slots);
     for (std::size_t i = 0; i < slots; ++i) {
-      const double down = log_uniform(rng_, c_.min_bandwidth_bps, c_.max_bandwidth_bps);
-      links[i] = LinkSpec{down, down / 4, log_uniform(rng_, c_.min_latency_s, c_.max_latency_s)};
+      const double down = rng_.log_uniform(c_.min_bandwidth_bps, c_.max_bandwidth_bps);
+      links[i] = LinkSpec{down, down / 4, rng_.log_uniform(c_.min_latency_s, c_.max_latency_s)};
       specs[i].name = std::to_string(i);
     }
     network_ = std::make_unique<LatencyNetwork>(engine_, std::move(links));

@@ -22,14 +22,6 @@ namespace {
 namespace dht = core::dht;
 namespace dmoe = core::dmoe;
 
-double log_uniform(core::Rng& rng, double lo, double hi) { return lo * std::pow(hi / lo, rng.uniform()); }
-
-double standard_normal(core::Rng& rng) {
-  // Box-Muller; written out for the same reason as core::Rng's distributions.
-  const double u = 1 - rng.uniform(), v = rng.uniform();
-  return std::sqrt(-2 * std::log(u)) * std::cos(2 * 3.14159265358979323846 * v);
-}
-
 class Swarm {
  public:
   explicit Swarm(const DmoeSwarmConfig& c) : c_(c), rng_(c.seed, 0xD30E) {
@@ -40,6 +32,9 @@ class Swarm {
     if (c_.runtimes < c_.layers) throw std::invalid_argument("dmoe swarm: need at least one runtime per layer");
     if (!(c_.hours > 0) || !(c_.churn_per_hour >= 0) || !(c_.silent_share >= 0 && c_.silent_share <= 1))
       throw std::invalid_argument("dmoe swarm: bad hours, churn or silent share");
+    if (!(c_.min_bandwidth_bps > 0) || !(c_.max_bandwidth_bps >= c_.min_bandwidth_bps) || !(c_.min_latency_s >= 0) ||
+        !(c_.max_latency_s >= c_.min_latency_s))
+      throw std::invalid_argument("dmoe swarm: bad bandwidth or latency range");
     for (std::uint32_t l = 0; l < c_.layers; ++l) {
       grids_.push_back({"layer" + std::to_string(l), c_.grid_dims, c_.grid_side});
       grids_.back().check();
@@ -60,7 +55,7 @@ class Swarm {
     std::vector<LinkSpec> links(peers);
     std::vector<SimPeerSpec> specs(peers);
     for (std::uint32_t i = 0; i < peers; ++i) {
-      const double down = log_uniform(rng_, c_.min_bandwidth_bps, c_.max_bandwidth_bps);
+      const double down = rng_.log_uniform(c_.min_bandwidth_bps, c_.max_bandwidth_bps);
       links[i] = LinkSpec{down, down / 4, c_.min_latency_s + (c_.max_latency_s - c_.min_latency_s) * rng_.uniform()};
       specs[i].name = std::to_string(i);
       if (i < c_.runtimes) {
@@ -138,7 +133,6 @@ class Swarm {
     std::unique_ptr<dht::DhtNode> dht;
     std::unique_ptr<dmoe::ExpertClient> client;
     std::vector<std::unique_ptr<dmoe::DmoeLayer>> layers;
-    std::shared_ptr<Batch> batch;
   };
 
   bool measuring() const { return engine_.now() >= measure_start_ && engine_.now() < measure_end_; }
@@ -207,7 +201,6 @@ class Swarm {
     if (engine_.now() >= measure_end_) return;
     auto b = std::make_shared<Batch>();
     b->started = engine_.now();
-    trainers_[t].batch = b;
     layer_forward(t, b, 0);
   }
 
@@ -235,7 +228,7 @@ class Swarm {
     const dmoe::ExpertGrid& grid = grids_[layer];
     std::vector<std::vector<double>> scores(grid.dims, std::vector<double>(grid.side));
     for (auto& row : scores)
-      for (double& s : row) s = standard_normal(env.rng());
+      for (double& s : row) s = env.rng().normal();
     trainers_[t].layers[layer]->forward(std::move(scores), activation(), [this, t, b, layer](dmoe::LayerForward out) {
       if (measuring()) {
         ++r_.searches;
