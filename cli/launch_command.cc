@@ -12,11 +12,14 @@
 #include "cli/python_script.h"
 #include "core/input_limits.h"
 #include "scenarios/applicability.h"
+#include "scenarios/dmoe_live.h"
 #include "scenarios/scenario_loader.h"
+#include "exec/dmoe_launch.h"
 #include "exec/launcher.h"
 #include "exec/link_emulator.h"
 #include "exec/live_scenario.h"
 #include "learn/fashion_mnist.h"
+#include "traces/text.h"
 
 namespace swarmlab::cli {
 namespace {
@@ -119,6 +122,44 @@ void print_training(const exec::LaunchResult& r) {
   std::cout << "; " << (r.ok ? "ok" : "FAILED") << "; results in " << r.out_dir << "/results.json and metrics.csv\n";
 }
 
+// A live Learning@home scenario ({"dmoe": ...}): expert runtimes and trainers (exec/dmoe_launch.h).
+int launch_dmoe_run(const LaunchArgs& a, const std::string& text) {
+  const std::string& path = a.o.scenario_path;
+  exec::DmoeLaunchOptions o;
+  o.scenario = scenarios::load_dmoe_live(text, path);
+  if (a.training || a.chaos_s > 0 || a.o.emulate_links || a.auth || !a.joins.empty())
+    throw core::InputError("command line", "launch", path + " is a DMoE run: --train, --chaos, --join, --emulate-links and --auth "
+                                                     "are for collaborations (its processes always train)");
+  for (const std::string& k : a.kills) {
+    const exec::TimedPeerEvent e = parse_timed(k, "--kill", o.scenario.peers());
+    if (e.peer >= o.scenario.runtimes)
+      throw core::InputError("command line", "--kill", "expected an expert runtime (peers 0-" + std::to_string(o.scenario.runtimes - 1) +
+                                                           ") of this DMoE run, got peer " + std::to_string(e.peer));
+    o.kills.emplace_back(e.peer, e.at_s);
+  }
+  o.out_dir = a.o.out_dir.empty() ? "out/" + o.scenario.name + "-live" : a.o.out_dir;
+  o.data_dir = a.train.data_dir;
+  const std::string data = o.data_dir.empty() ? learn::kFashionMnistDir : o.data_dir;
+  learn::load_fashion_mnist(learn::Split::Train, data);
+  learn::load_fashion_mnist(learn::Split::Test, data);
+  if (a.o.deadline_s != exec::LaunchOptions{}.deadline_s) o.deadline_s = a.o.deadline_s;
+  if (!a.quiet) o.progress = [](const std::string& line) { std::cerr << "launch: " << line << "\n"; };
+  const exec::DmoeLaunchResult r = exec::launch_dmoe(o);
+  if (a.json) {
+    std::cout << r.results_json << "\n";
+  } else {
+    std::cout << o.scenario.name << " live DMoE: " << o.scenario.runtimes << " expert runtimes, " << o.scenario.trainers << " trainers, "
+              << (o.scenario.dense ? "dense baseline" : "DMoE layers") << ", mean delay " << o.scenario.delay_s * 1000 << " ms\n"
+              << std::fixed << std::setprecision(1) << "  batches " << r.batches << " (" << r.dropped << " dropped), "
+              << r.samples_per_s << " samples/s; expert calls failed " << r.failed_calls << "; experts taken over "
+              << r.taken_over << " (fresh " << r.restarted_fresh << ")\n  final test accuracy "
+              << (r.final_test_accuracy ? (std::ostringstream() << std::setprecision(4) << *r.final_test_accuracy).str() : "-")
+              << "; " << (r.ok ? "ok" : "FAILED") << "; results in " << r.out_dir << "/results.json, batches.csv, evals.csv\n";
+  }
+  if (r.interrupted) return kExitInterrupted;
+  return r.ok ? kExitOk : kExitFailure;
+}
+
 const bool registered = register_command(
     "launch", "Run a scenario live: one peer process per peer on this machine, over TCP (optionally emulated links)",
     [](CLI::App& sub) -> std::function<int()> {
@@ -186,6 +227,8 @@ const bool registered = register_command(
       sub.add_flag("--quiet", a->quiet, "no progress lines");
       return [a] {
         exec::LaunchOptions o = a->o;
+        const std::string text = traces::read_text_file(o.scenario_path, core::limits::kMaxScenarioFileBytes);
+        if (scenarios::is_dmoe_live(text)) return launch_dmoe_run(*a, text);
         // Everything a peer would only find out in its log is checked here first (exit 2).
         const scenarios::Scenario sc = scenarios::load_scenario(o.scenario_path);
         scenarios::require_collaboration(sc, "launch");

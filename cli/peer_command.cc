@@ -5,6 +5,7 @@
 
 #include "cli/checks.h"
 #include "cli/command.h"
+#include "cli/peer_addresses.h"
 #include "core/input_error.h"
 #include "exec/auth_files.h"
 #include "exec/live_scenario.h"
@@ -64,29 +65,6 @@ struct PeerArgs {
   int threads = 1;
   std::string device = "auto";
 };
-
-// "0=10.77.0.1:7000,1=10.77.0.2:7000,3=..." -> addresses by id; ids missing from the list (up to
-// the scenario's peer count) are client-mode peers.
-std::vector<std::optional<exec::SocketAddress>> parse_peers(const std::string& text, std::size_t n,
-                                                             const std::string& option = "--peers") {
-  std::vector<std::optional<exec::SocketAddress>> out(n);
-  std::stringstream items(text);
-  std::string item;
-  while (std::getline(items, item, ',')) {
-    if (item.empty()) continue;
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument(option + ": \"" + item + "\" is not ID=ADDRESS");
-    const std::string index = item.substr(0, eq);
-    // Plain digits: std::stoul would take "-1" and wrap it around.
-    if (index.empty() || index.size() > 9 || index.find_first_not_of("0123456789") != std::string::npos)
-      throw std::invalid_argument(option + ": \"" + item + "\" does not start with a peer index (decimal digits)");
-    const std::size_t id = std::stoul(index);
-    if (id >= n) throw std::invalid_argument(option + ": peer " + std::to_string(id) + " is not in the scenario (" + std::to_string(n) + " peers)");
-    if (out[id]) throw std::invalid_argument(option + ": peer " + std::to_string(id) + " is listed twice (expected one address per peer)");
-    out[id] = exec::SocketAddress::parse(item.substr(eq + 1));
-  }
-  return out;
-}
 
 exec::LiveHostConfig host_config(const PeerArgs& a, const scenarios::Scenario& sc, std::uint64_t seed) {
   exec::LiveHostConfig h;

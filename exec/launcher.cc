@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/bulk_stream.h"
+#include "exec/child_processes.h"
 #include "exec/event_loop.h"
 #include "exec/link_emulator.h"
 #include "exec/live_scenario.h"
@@ -42,136 +43,6 @@ std::string number(double v) {
   s.precision(17);
   s << v;
   return s.str();
-}
-
-// Ports the kernel hands out as free right now, all distinct (held open together while asked).
-std::vector<std::uint16_t> reserve_loopback_ports(std::size_t n) {
-  std::vector<int> fds;
-  std::vector<std::uint16_t> ports;
-  for (std::size_t i = 0; i < n; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const sockaddr_in sa = SocketAddress::loopback(0).to_sockaddr();
-    if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0) {
-      for (int f : fds) close(f);
-      if (fd >= 0) close(fd);
-      throw std::runtime_error(std::string("cannot reserve a loopback port: ") + std::strerror(errno));
-    }
-    sockaddr_in bound{};
-    socklen_t len = sizeof bound;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-    fds.push_back(fd);
-    ports.push_back(ntohs(bound.sin_port));
-  }
-  for (int f : fds) close(f);
-  return ports;
-}
-
-std::string self_executable() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find this executable (/proc/self/exe): " + ec.message());
-  return p.string();
-}
-
-// Blocks the signals the supervisor waits for, and restores the old mask when done.
-class SignalScope {
- public:
-  SignalScope() {
-    sigemptyset(&set_);
-    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-  }
-  ~SignalScope() {
-    // Drop a SIGCHLD left pending by our own children, so a caller that does not expect one
-    // never sees it; interrupts were consumed by the supervisor.
-    timespec zero{};
-    sigset_t chld;
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
-    while (sigtimedwait(&chld, nullptr, &zero) > 0) {
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  const sigset_t& set() const { return set_; }
-
- private:
-  sigset_t set_, old_;
-};
-
-struct Child {
-  pid_t pid = -1;
-  int incarnation = 0;
-  bool running = false;
-  int exit_code = -1;
-  std::optional<double> restart_at;
-  std::optional<double> stopped_at;  // it stopped itself (a silent departure)
-  bool killing_stopped = false;
-};
-
-// Kills and reaps every child still running, whatever path leaves launch().
-class Children {
- public:
-  explicit Children(std::size_t n) : children_(n) {}
-  ~Children() { kill_all(); }
-  Child& operator[](std::size_t i) { return children_[i]; }
-  std::size_t size() const { return children_.size(); }
-  void kill_all() {
-    for (auto& c : children_)
-      if (c.running && c.pid > 0) kill(c.pid, SIGKILL);
-    for (auto& c : children_)
-      if (c.running && c.pid > 0) {
-        int status = 0;
-        while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        c.running = false;
-        c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-  }
-
- private:
-  std::vector<Child> children_;
-};
-
-struct SpawnPlan {
-  std::string executable;
-  std::vector<std::string> argv;
-  std::string netns_path;  // empty: this namespace
-  std::string out_path, log_path;
-};
-
-pid_t spawn(const SpawnPlan& plan) {
-  // Everything the child touches is prepared before fork(): after it, only system calls.
-  std::vector<char*> argv;
-  for (const auto& a : plan.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid > 0) return pid;
-  // Child.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
-  if (getppid() != parent) _exit(125);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) signal(s, SIG_DFL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  const int out = open(plan.out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  const int err = open(plan.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (out < 0 || err < 0) _exit(126);
-  dup2(out, 1);
-  dup2(err, 2);
-  if (!plan.netns_path.empty()) {
-    const int ns = open(plan.netns_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
-      static const char msg[] = "swarmlab launch: cannot enter the peer's network namespace\n";
-      [[maybe_unused]] const ssize_t w = write(2, msg, sizeof msg - 1);
-      _exit(126);
-    }
-  }
-  execv(plan.executable.c_str(), argv.data());
-  static const char msg[] = "swarmlab launch: cannot execute the peer program\n";
-  [[maybe_unused]] const ssize_t w = write(2, msg, sizeof msg - 1);
-  _exit(127);
 }
 
 void add_training_arguments(std::vector<std::string>& argv, const TrainLaunch& t, double compute_sps, std::size_t peer,

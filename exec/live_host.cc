@@ -58,14 +58,14 @@ bool LiveHost::mesh_ready() const {
   return true;
 }
 
-void LiveHost::start(core::training::CollaborativePeer& peer) {
+void LiveHost::start(std::function<void(std::vector<core::PeerId>)> join) {
   env_->start();
   if (cfg_.pace_all_bps > 0)
     for (core::PeerId p = 0; p < cfg_.addresses.size(); ++p)
       if (p != cfg_.id) env_->transport().set_pacing(p, cfg_.pace_all_bps / 8.0);
   const double mesh_deadline = loop_.now() + cfg_.connect_timeout_s / 2;
   auto join_when_meshed = std::make_shared<std::function<void()>>();
-  *join_when_meshed = [this, &peer, mesh_deadline, join_when_meshed] {
+  *join_when_meshed = [this, join = std::move(join), mesh_deadline, join_when_meshed] {
     if (!mesh_ready() && loop_.now() < mesh_deadline) {
       loop_.schedule(0.02, *join_when_meshed);
       return;
@@ -73,7 +73,7 @@ void LiveHost::start(core::training::CollaborativePeer& peer) {
     std::vector<core::PeerId> bootstrap;
     for (core::PeerId p = 0; p < cfg_.addresses.size(); ++p)
       if (p != cfg_.id && cfg_.addresses[p]) bootstrap.push_back(p);
-    peer.start(std::move(bootstrap));
+    join(std::move(bootstrap));
     *join_when_meshed = nullptr;  // break the self-reference
   };
   loop_.schedule(0, *join_when_meshed);

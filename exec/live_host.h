@@ -74,11 +74,16 @@ class LiveHost {
   }
   double now() const { return loop_.now(); }
 
-  // Listens and dials, then starts `peer` once connected to everyone reachable (or after half the
-  // connect timeout): the launch starts every process at once, so the DHT bootstrap finds its
-  // peers listening and the first round does not measure connection setup. Every peer that
-  // accepts connections can bootstrap the DHT; any of them answering is enough.
-  void start(core::training::CollaborativePeer& peer);
+  // Listens and dials, then calls `join` with the DHT's bootstrap peers once connected to everyone
+  // reachable (or after half the connect timeout): the launch starts every process at once, so
+  // the DHT bootstrap finds its peers listening and the first round does not measure connection
+  // setup. Every peer that accepts connections can bootstrap the DHT; any of them answering is
+  // enough.
+  void start(std::function<void(std::vector<core::PeerId> bootstrap)> join);
+  // The same for a collaborative peer: join = peer.start.
+  void start(core::training::CollaborativePeer& peer) {
+    start([&peer](std::vector<core::PeerId> bootstrap) { peer.start(std::move(bootstrap)); });
+  }
   // Runs the loop until finish() has drained, or the idle timeout gave up. Returns whether it gave up.
   bool run();
 

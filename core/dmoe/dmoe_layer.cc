@@ -53,8 +53,10 @@ void DmoeLayer::backward(std::uint64_t call, const Tensor& grad_output, std::fun
   auto kept = std::make_shared<Kept>(std::move(it->second));
   kept_.erase(it);
   mixture_backward(client_, kept->chosen, kept->forward, kept->input, grad_output,
-                   [alive = alive_, kept, done = std::move(done)](MixtureGradient g) {
-                     if (*alive) done(std::move(g));
+                   [alive = alive_, kept, grid = grid_, done = std::move(done)](MixtureGradient g) {
+                     if (!*alive) return;
+                     if (!g.dropped) g.grad_gate = score_vector_gradient(grid, kept->chosen, g.grad_scores);
+                     done(std::move(g));
                    });
 }
 

@@ -7,6 +7,19 @@
 
 namespace swarmlab::core::dmoe {
 
+std::vector<std::vector<double>> score_vector_gradient(const ExpertGrid& grid, const std::vector<ChosenExpert>& chosen,
+                                                       const std::vector<double>& grad_scores) {
+  if (grad_scores.size() != chosen.size())
+    throw std::invalid_argument("score_vector_gradient: " + std::to_string(grad_scores.size()) + " gradients for " +
+                                std::to_string(chosen.size()) + " experts");
+  std::vector<std::vector<double>> out(grid.dims, std::vector<double>(grid.side, 0.0));
+  for (std::size_t j = 0; j < chosen.size(); ++j) {
+    if (!grid.contains(chosen[j].uid)) throw std::invalid_argument("score_vector_gradient: expert " + uid_text(chosen[j].uid) + " is outside the grid");
+    for (std::uint32_t i = 0; i < grid.dims; ++i) out[i][chosen[j].uid[i]] += grad_scores[j];
+  }
+  return out;
+}
+
 std::vector<double> softmax(const std::vector<double>& scores) {
   std::vector<double> w(scores.size());
   if (scores.empty()) return w;

@@ -37,8 +37,18 @@ struct MixtureGradient {
   bool dropped = false;                  // no responder answered the backward call
   Tensor grad_input;                     // Σ over the answers
   std::vector<double> grad_scores;       // dL/ds_j per chosen expert (0 for non-responders)
+  // dL/dg_i[c] for the gate's dims × side score vectors (score_vector_gradient); filled in by
+  // DmoeLayer::backward, empty from mixture_backward alone.
+  std::vector<std::vector<double>> grad_gate;
   std::size_t answered = 0;
 };
+
+// The gradient with respect to the gate's score vectors g_0..g_{d-1} (dims × side), from
+// dL/ds_j of the chosen experts. Gating is additive, s_j = Σ_i g_i[u_i(j)], so entry [i][c]
+// collects the gradients of the chosen experts whose coordinate i is c. std::invalid_argument
+// when the sizes disagree or a uid is outside the grid.
+std::vector<std::vector<double>> score_vector_gradient(const ExpertGrid& grid, const std::vector<ChosenExpert>& chosen,
+                                                       const std::vector<double>& grad_scores);
 
 // Softmax of `scores` (stable for large ones).
 std::vector<double> softmax(const std::vector<double>& scores);

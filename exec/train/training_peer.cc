@@ -23,7 +23,11 @@ volatile std::sig_atomic_t g_leave_requested = 0;
 extern "C" void request_leave(int) { g_leave_requested = 1; }
 constexpr double kLeaveCheckPeriod = 0.1;
 constexpr double kLeaveWithoutStepAfter = 15;  // no step comes (alone, or loading state): leave anyway
-constexpr double kBooksPeriod = 1;  // a SIGKILLed incarnation's books end at its last books line
+constexpr double kBooksPeriod = 1;
+// Asked to leave (the end of a churn run), a peer stays this long after its last step, training and
+// joining no group but serving its state: a peer that missed the last step (it was restarted, or
+// fell behind under load) can still download it instead of being left holding an older state.
+constexpr double kLingerAfterAskedToLeave = 5;  // a SIGKILLed incarnation's books end at its last books line
 
 std::unique_ptr<learn::SampleStream> make_stream(const TrainingPeerConfig& c, std::uint32_t dataset_size) {
   if (c.order == SampleOrder::Fixed)
@@ -205,8 +209,14 @@ class TrainingPeerProcess {
   }
 
   void leave() {
+    if (left_) return;
+    left_ = true;
     peer_->leave();
-    host_.finish();
+    if (leave_requested_) {
+      host_.loop().schedule(kLingerAfterAskedToLeave, [this] { host_.finish(); });
+    } else {
+      host_.finish();
+    }
   }
 
   void write_books_line() {
@@ -285,6 +295,7 @@ class TrainingPeerProcess {
   std::optional<double> handed_loss_;
   std::uint64_t computed_ = 0, contributed_ = 0, discarded_ = 0, rounds_incomplete_ = 0;
   bool leave_requested_ = false;
+  bool left_ = false;
   double announced_sps_ = 0, last_busy_ = 0;
   std::uint64_t last_computed_ = 0;
 };

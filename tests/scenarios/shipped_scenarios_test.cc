@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scenarios/dmoe_live.h"
 #include "scenarios/scenario_loader.h"
 
 namespace swarmlab::scenarios {
@@ -35,6 +36,16 @@ TEST(ShippedScenarios, EveryJsonFileLoads) {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kScenarios)) {
     if (entry.path().extension() != ".json" || is_sweep_spec(entry.path())) continue;
     ++files;
+    // A live Learning@home run has its own format (scenarios/dmoe_live.h).
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (is_dmoe_live(text)) {
+      EXPECT_NO_THROW({
+        const DmoeLiveScenario d = load_dmoe_live(text, entry.path().string());
+        EXPECT_FALSE(d.description.empty()) << entry.path();
+      }) << entry.path();
+      continue;
+    }
     EXPECT_NO_THROW({
       const Scenario s = load_scenario(entry.path().string());
       EXPECT_FALSE(s.description.empty()) << entry.path();

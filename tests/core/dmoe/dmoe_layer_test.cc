@@ -92,6 +92,9 @@ TEST(DmoeLayer, ChoosesTheLiveExpertsCombinesThemAndGoesBackThroughThem) {
   EXPECT_FALSE(g->dropped);
   EXPECT_EQ(g->answered, 3u);
   EXPECT_EQ(g->grad_input.cols, kIn);
+  // The gate's gradient, per score vector, is the chosen experts' score gradients by coordinate.
+  EXPECT_EQ(g->grad_gate, score_vector_gradient(l.layer->grid(), f.search.experts, g->grad_scores));
+  EXPECT_EQ(g->grad_gate.size(), l.layer->grid().dims);
   EXPECT_EQ(l.layer->kept(), 0u);
   EXPECT_THROW(l.layer->backward(f.call, rows(2, kOut, 1.0f), [](MixtureGradient) {}), std::out_of_range);
 }

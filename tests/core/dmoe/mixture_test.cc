@@ -262,5 +262,18 @@ TEST(DmoeMixture, BackwardSumsTheExpertsThatStillAnswer) {
   EXPECT_EQ(none->answered, 0u);
 }
 
+// Additive gating: an expert's score is the sum of its coordinates' entries, so each entry's
+// gradient collects the chosen experts that share that coordinate.
+TEST(DmoeMixture, TheScoreVectorsGradientCollectsTheExpertsOfEachCoordinate) {
+  const ExpertGrid grid{"ffn", 2, 3};
+  const std::vector<ChosenExpert> chosen = {{{0, 2}, 0, 0}, {{1, 2}, 1, 0}, {{0, 1}, 2, 0}};
+  const auto g = score_vector_gradient(grid, chosen, {0.5, -1.0, 0.25});
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0], (std::vector<double>{0.75, -1.0, 0.0}));
+  EXPECT_EQ(g[1], (std::vector<double>{0.0, 0.25, -0.5}));
+  EXPECT_THROW(score_vector_gradient(grid, chosen, {1.0}), std::invalid_argument);
+  EXPECT_THROW(score_vector_gradient(grid, {{{0, 3}, 0, 0}}, {1.0}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace swarmlab::core::dmoe

@@ -1,0 +1,334 @@
+// `swarmlab dmoe-trainer`: one asynchronous trainer of a live Learning@home run
+// (exec/dmoe/dmoe_process.h). A batch goes forward through the layers (gate → beam search and
+// mixture on the remote experts → residual add), through the head, and back through the layers
+// (the experts update themselves from the output gradient; the gates and the stem get their
+// gradients here), then the trainer takes one Adam step on its own parameters. A pause drawn
+// from an exponential of the scenario's mean follows every expert call: the network delay.
+#include <csignal>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dht/node.h"
+#include "core/dmoe/dmoe_layer.h"
+#include "core/dmoe/expert_client.h"
+#include "core/service_mux.h"
+#include "exec/dmoe/dmoe_process.h"
+#include "exec/dmoe/dmoe_process_parts.h"
+#include "learn/sample_stream.h"
+#include "learn/torch/torch_dmoe.h"
+
+namespace swarmlab::exec {
+namespace {
+
+using core::dmoe::Tensor;
+
+Tensor plus(Tensor a, const Tensor& b) {
+  for (std::size_t i = 0; i < a.values.size(); ++i) a.values[i] += b.values[i];
+  return a;
+}
+
+constexpr std::uint32_t kEvalRows = 250;       // rows of one evaluation batch
+constexpr double kDrainAfterEnd_s = 15;        // in-flight batches get this long after the duration
+
+class DmoeTrainerProcess {
+ public:
+  DmoeTrainerProcess(const DmoeProcessConfig& cfg, std::ostream& out, std::ostream& log)
+      : cfg_(cfg), sc_(cfg.scenario), out_(out), host_(cfg.host, log), trainer_(cfg.host.id - sc_.runtimes) {
+    train_ = std::make_shared<const learn::LabelledImages>(learn::load_fashion_mnist(learn::Split::Train, cfg.data_dir));
+    if (evaluates()) test_ = std::make_shared<const learn::LabelledImages>(learn::load_fashion_mnist(learn::Split::Test, cfg.data_dir));
+    learn::ShardStreamConfig s;
+    s.dataset_size = train_->count;
+    s.seed = sc_.seed;
+    s.peer = trainer_;
+    stream_ = std::make_unique<learn::ShardStream>(s);
+  }
+
+  int run() {
+    core::Environment& env = host_.peer_env();
+    set_torch_threads(cfg_.threads);
+    learn::TorchDmoeTrainerConfig mc;
+    mc.width = sc_.width;
+    mc.layers = sc_.layers;
+    mc.dims = sc_.grid(0).dims;
+    mc.side = sc_.grid(0).side;
+    mc.lr = sc_.lr;
+    mc.seed = sc_.seed;
+    mc.device = torch_device(cfg_.device);
+    model_ = std::make_unique<learn::TorchDmoeTrainerModel>(mc);
+    mux_ = std::make_unique<core::ServiceMux>([&env] { return env.now(); });
+    dht_ = std::make_unique<core::dht::DhtNode>(env, core::dht::NodeId::random(env.rng()));
+    core::dmoe::ClientConfig cc;
+    cc.forward_timeout_s = sc_.forward_timeout_s;
+    cc.backward_timeout_s = sc_.backward_timeout_s;
+    client_ = std::make_unique<core::dmoe::ExpertClient>(env, cc);
+    mux_->add(core::ServiceId::Dht, *dht_);
+    mux_->add(core::ServiceId::Experts, *client_);
+    dht_->set_liveness([mux = mux_.get()](core::PeerId q) { return mux->last_heard(q); });
+    for (std::uint32_t l = 0; l < sc_.layers; ++l)
+      layers_.push_back(std::make_unique<core::dmoe::DmoeLayer>(env, *dht_, *client_, sc_.grid(l), sc_.experts_per_call(),
+                                                                sc_.width, sc_.width));
+    env.set_sink(mux_.get());
+    write_start();
+    std::signal(SIGTERM, request_dmoe_leave);
+    host_.start([this](std::vector<core::PeerId> bootstrap) {
+      std::vector<core::PeerId> runtimes;
+      for (core::PeerId p : bootstrap)
+        if (p < sc_.runtimes) runtimes.push_back(p);
+      dht_->bootstrap(runtimes, [this](bool) {
+        // The runtimes announce as they join: give them one announcement period.
+        host_.loop().schedule(sc_.announce_period_s, [this] {
+          started_s_ = host_.now();
+          for (std::uint32_t i = 0; i < sc_.in_flight; ++i) start_batch();
+          watch();
+        });
+      });
+    });
+    host_.run();
+    write_exit();
+    return batches_ > 0 ? 0 : 1;
+  }
+
+ private:
+  struct Batch {
+    std::uint64_t id = 0;
+    bool train = true;
+    std::vector<std::uint64_t> calls;  // each layer's forward call, first layer first
+    std::uint32_t rows = 0;
+    std::uint32_t experts_answered = 0;
+    std::function<void(const learn::HeadResult&)> evaluated;  // evaluation batches
+  };
+
+  bool evaluates() const { return trainer_ == 0 && sc_.eval_every > 0; }
+  bool training_over() const { return leave_requested() || host_.now() - started_s_ >= sc_.duration_s; }
+
+  void watch() {
+    if (!ending_ && training_over()) {
+      ending_ = true;
+      ended_s_ = host_.now();
+    }
+    if (ending_ && !finishing_ && ((in_flight_ == 0 && !evaluating_) || host_.now() - ended_s_ > kDrainAfterEnd_s)) {
+      finishing_ = true;
+      if (evaluates()) {
+        evaluate(test_->count, [this] { host_.finish(); });
+      } else {
+        host_.finish();
+      }
+    }
+    host_.loop().schedule(0.1, [this] { watch(); });
+  }
+
+  void after_pause(std::function<void()> then) {
+    if (sc_.delay_s <= 0) return then();
+    host_.loop().schedule(host_.peer_env().rng().exponential(sc_.delay_s), std::move(then));
+  }
+
+  void start_batch() {
+    if (ending_) return;
+    auto b = std::make_shared<Batch>();
+    b->id = next_id_++;
+    std::vector<std::uint32_t> indices;
+    stream_->next(sc_.batch, indices);
+    b->rows = sc_.batch;
+    ++in_flight_;
+    Tensor h = model_->begin(b->id, *train_, indices, true);
+    forward(b, 0, std::move(h));
+  }
+
+  void forward(std::shared_ptr<Batch> b, std::uint32_t layer, Tensor h) {
+    if (layer == sc_.layers) return head(std::move(b), h);
+    auto scores = model_->gate(b->id, layer, h);
+    auto input = std::make_shared<Tensor>(std::move(h));
+    layers_[layer]->forward(std::move(scores), *input, [this, b, layer, input](core::dmoe::LayerForward out) {
+      if (out.outcome != core::dmoe::LayerForward::Outcome::Done) return drop(b);
+      b->calls.push_back(out.call);
+      for (auto f : out.failures) b->experts_answered += f == core::dmoe::CallFailure::None;
+      failed_calls_ += out.failures.size();
+      for (auto f : out.failures) failed_calls_ -= f == core::dmoe::CallFailure::None;
+      auto next = std::make_shared<Tensor>(plus(std::move(*input), out.output));
+      auto go = [this, b, layer, next] { forward(b, layer + 1, std::move(*next)); };
+      if (b->train) after_pause(go);
+      else go();
+    });
+  }
+
+  void head(std::shared_ptr<Batch> b, const Tensor& h) {
+    const learn::HeadResult r = model_->head(b->id, h);
+    if (!b->train) {
+      for (std::size_t l = 0; l < b->calls.size(); ++l) layers_[l]->release(b->calls[l]);
+      model_->release(b->id);
+      b->evaluated(r);
+      return;
+    }
+    loss_ = r.loss;
+    correct_ = r.correct;
+    backward(std::move(b), sc_.layers, r.grad);
+  }
+
+  // `grad`: dL/dh_above, the gradient of the output of layer above - 1.
+  void backward(std::shared_ptr<Batch> b, std::uint32_t above, Tensor grad) {
+    if (above == 0) {
+      model_->finish(b->id, grad);
+      return batch_done(b);
+    }
+    const std::uint32_t layer = above - 1;
+    const std::uint64_t call = b->calls[layer];
+    b->calls.pop_back();
+    auto g = std::make_shared<Tensor>(std::move(grad));
+    layers_[layer]->backward(call, *g, [this, b, layer, g](core::dmoe::MixtureGradient mg) {
+      if (mg.dropped) return drop(b);
+      after_pause([this, b, layer, g, mg = std::move(mg)] {
+        // h_{l+1} = h_l + mixture(h_l): the residual path, the experts' input gradient, the gate's.
+        Tensor through_gate = model_->gate_backward(b->id, layer, mg.grad_gate);
+        backward(b, layer, plus(plus(std::move(*g), mg.grad_input), through_gate));
+      });
+    });
+  }
+
+  void batch_done(const std::shared_ptr<Batch>& b) {
+    --in_flight_;
+    ++batches_;
+    host_.keep_alive();
+    nlohmann::ordered_json j;
+    j["peer"] = cfg_.host.id;
+    j["trainer"] = trainer_;
+    j["event"] = "batch";
+    j["batch"] = batches_;
+    j["time_s"] = host_.now();
+    j["loss"] = loss_;
+    j["accuracy"] = static_cast<double>(correct_) / b->rows;
+    j["experts_answered"] = b->experts_answered;
+    j["dropped"] = dropped_;
+    out_ << j.dump() << std::endl;
+    if (evaluates() && batches_ % sc_.eval_every == 0 && !evaluating_) evaluate(sc_.eval_samples, nullptr);
+    start_batch();
+  }
+
+  void drop(const std::shared_ptr<Batch>& b) {
+    for (std::size_t l = 0; l < b->calls.size(); ++l) layers_[l]->release(b->calls[l]);
+    b->calls.clear();
+    model_->release(b->id);
+    if (!b->train) return b->evaluated(learn::HeadResult{-1, 0, {}});
+    --in_flight_;
+    ++dropped_;
+    start_batch();
+  }
+
+  // Test accuracy on the first `samples` test images, forward only, in batches of kEvalRows.
+  void evaluate(std::uint32_t samples, std::function<void()> then) {
+    evaluating_ = true;
+    auto sum = std::make_shared<Evaluation>();
+    sum->samples = std::min(samples, test_->count);
+    sum->then = std::move(then);
+    sum->at_batch = batches_;
+    evaluate_from(sum, 0);
+  }
+
+  struct Evaluation {
+    std::uint32_t samples = 0, done = 0, correct = 0, dropped = 0;
+    double loss_sum = 0;
+    std::uint64_t at_batch = 0;
+    std::function<void()> then;
+  };
+
+  void evaluate_from(std::shared_ptr<Evaluation> e, std::uint32_t first) {
+    if (first >= e->samples) {
+      nlohmann::ordered_json j;
+      j["peer"] = cfg_.host.id;
+      j["trainer"] = trainer_;
+      j["event"] = "eval";
+      j["batch"] = e->at_batch;
+      j["time_s"] = host_.now();
+      const std::uint32_t scored = e->done;
+      j["test_accuracy"] = scored ? static_cast<double>(e->correct) / scored : 0.0;
+      j["test_loss"] = scored ? e->loss_sum / scored : 0.0;
+      j["test_samples"] = scored;
+      j["test_dropped"] = e->dropped;
+      out_ << j.dump() << std::endl;
+      evaluating_ = false;
+      if (e->then) e->then();
+      return;
+    }
+    const std::uint32_t rows = std::min(kEvalRows, e->samples - first);
+    std::vector<std::uint32_t> indices(rows);
+    for (std::uint32_t i = 0; i < rows; ++i) indices[i] = first + i;
+    auto b = std::make_shared<Batch>();
+    b->id = next_id_++;
+    b->train = false;
+    b->rows = rows;
+    b->evaluated = [this, e, first, rows](const learn::HeadResult& r) {
+      if (r.loss < 0) {
+        e->dropped += rows;
+      } else {
+        e->done += rows;
+        e->correct += r.correct;
+        e->loss_sum += r.loss * rows;
+      }
+      host_.loop().schedule(0, [this, e, first, rows] { evaluate_from(e, first + rows); });
+    };
+    Tensor h = model_->begin(b->id, *test_, indices, false);
+    forward(b, 0, std::move(h));
+  }
+
+  void write_start() {
+    nlohmann::ordered_json j;
+    j["peer"] = cfg_.host.id;
+    j["trainer"] = trainer_;
+    j["event"] = "start";
+    j["time_s"] = host_.now();
+    j["parameters"] = model_->parameter_count();
+    out_ << j.dump() << std::endl;
+  }
+
+  void write_exit() {
+    nlohmann::ordered_json j;
+    j["peer"] = cfg_.host.id;
+    j["trainer"] = trainer_;
+    j["event"] = "exit";
+    j["time_s"] = host_.now();
+    j["batches"] = batches_;
+    j["dropped"] = dropped_;
+    j["failed_calls"] = failed_calls_;
+    const core::dmoe::ClientStats& s = client_->stats();
+    j["requests"] = s.requests;
+    j["answered"] = s.answered;
+    j["refused"] = s.refused;
+    j["timed_out"] = s.timed_out;
+    j["link_failed"] = s.link_failed;
+    j["bad_replies"] = s.bad_replies;
+    host_.add_exit_counters(j);
+    out_ << j.dump() << std::endl;
+  }
+
+  const DmoeProcessConfig& cfg_;
+  const scenarios::DmoeLiveScenario& sc_;
+  std::ostream& out_;
+  LiveHost host_;
+  std::uint32_t trainer_;
+  std::shared_ptr<const learn::LabelledImages> train_, test_;
+  std::unique_ptr<learn::SampleStream> stream_;
+  std::unique_ptr<learn::TorchDmoeTrainerModel> model_;
+  std::unique_ptr<core::ServiceMux> mux_;
+  std::unique_ptr<core::dht::DhtNode> dht_;
+  std::unique_ptr<core::dmoe::ExpertClient> client_;
+  std::vector<std::unique_ptr<core::dmoe::DmoeLayer>> layers_;
+  std::uint64_t next_id_ = 1, batches_ = 0, dropped_ = 0, failed_calls_ = 0;
+  std::uint32_t in_flight_ = 0;
+  double loss_ = 0;
+  std::uint32_t correct_ = 0;
+  double started_s_ = 0, ended_s_ = 0;
+  bool ending_ = false, finishing_ = false, evaluating_ = false;
+};
+
+}  // namespace
+
+int run_dmoe_trainer(const DmoeProcessConfig& config, std::ostream& out, std::ostream& log) {
+  const auto& sc = config.scenario;
+  if (config.host.id < sc.runtimes || config.host.id >= sc.peers())
+    throw std::invalid_argument("peer " + std::to_string(config.host.id) + " is not a trainer (peers " +
+                                std::to_string(sc.runtimes) + "-" + std::to_string(sc.peers() - 1) + " are)");
+  DmoeTrainerProcess p(config, out, log);
+  return p.run();
+}
+
+}  // namespace swarmlab::exec
