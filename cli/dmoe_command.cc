@@ -2,6 +2,7 @@
 // (docs/learning-at-home.md). `dmoe throughput` is the paper's throughput experiment: 224 blocks
 // over 4 GPUs, asynchronous DMoE trainers against model-parallel training, for mean delays after
 // each block; it prints the curves, and with --out writes dmoe_throughput.json, .csv and a plot.
+// `dmoe converge` is the paper's convergence experiment live (exec/dmoe_convergence.h).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +13,11 @@
 
 #include "cli/checks.h"
 #include "cli/command.h"
+#include "cli/data_paths.h"
 #include "cli/python_script.h"
+#include "exec/dmoe_convergence.h"
+#include "learn/fashion_mnist.h"
+#include "scenarios/dmoe_live.h"
 #include "sim/experiments/dmoe_swarm.h"
 #include "sim/experiments/dmoe_throughput.h"
 
@@ -29,6 +34,60 @@ struct ThroughputArgs {
   std::string out;
   bool json = false;
 };
+
+struct ConvergeArgs {
+  std::string scenario;  // default: the shipped scenarios/dmoe/fashion-mnist.json
+  double seconds = 120;
+  std::string out = "out/dmoe-converge";
+  bool json = false;
+};
+
+int run_converge(const ConvergeArgs& a) {
+  exec::DmoeConvergenceConfig c;
+  const std::string path = a.scenario.empty() ? find_data_dir("scenarios/dmoe") + "/fashion-mnist.json" : a.scenario;
+  c.base = scenarios::load_dmoe_live_file(path);
+  c.seconds = a.seconds;
+  c.out_dir = prepare_out_dir(a.out, "--out").string();
+  learn::load_fashion_mnist(learn::Split::Train);  // a dataset every process would fail on: once, here
+  learn::load_fashion_mnist(learn::Split::Test);
+  c.progress = [](const std::string& line) { std::cerr << "dmoe converge: " << line << "\n"; };
+  const auto runs = exec::run_dmoe_convergence(c);
+  nlohmann::ordered_json j;
+  j["scenario"] = path;
+  j["seconds"] = a.seconds;
+  j["scaling"] = "trainers / 8: the paper's 64 trainers at 1 s mean delay -> " + std::to_string(c.high_delay_trainers) +
+                 ", 16 at 100 ms -> " + std::to_string(c.low_delay_trainers);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  bool ok = true;
+  for (const auto& r : runs) {
+    ok = ok && r.result.ok;
+    list.push_back({{"run", r.name}, {"model", r.dense ? "dense" : "dmoe"}, {"trainers", r.scenario.trainers},
+                    {"delay_ms", r.scenario.delay_s * 1000}, {"ok", r.result.ok}, {"batches", r.result.batches},
+                    {"dropped_batches", r.result.dropped}, {"samples_per_s", r.result.samples_per_s},
+                    {"final_test_accuracy", r.result.final_test_accuracy ? nlohmann::ordered_json(*r.result.final_test_accuracy)
+                                                                          : nlohmann::ordered_json(nullptr)}});
+  }
+  j["runs"] = list;
+  const std::filesystem::path dir(c.out_dir);
+  const int rc = run_analysis_script("plot_dmoe_convergence.py", {(dir / "convergence.csv").string(), (dir / "loss.csv").string(),
+                                                                  (dir / "dmoe_convergence.png").string()});
+  j["plot"] = rc == 0   ? "plot written to " + (dir / "dmoe_convergence.png").string()
+              : rc == 3 ? "plot skipped: python3 with matplotlib not available"
+                        : "plot failed: analysis/plot_dmoe_convergence.py exited with status " + std::to_string(rc);
+  write_json_file(dir / "dmoe_convergence.json", j);
+  if (a.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("%-11s %8s %9s %9s %8s %11s %9s\n", "run", "trainers", "delay_ms", "batches", "dropped", "samples/s", "test_acc");
+    for (const auto& r : runs)
+      std::printf("%-11s %8u %9.0f %9llu %8llu %11.1f %9s\n", r.name.c_str(), r.scenario.trainers, r.scenario.delay_s * 1000,
+                  static_cast<unsigned long long>(r.result.batches), static_cast<unsigned long long>(r.result.dropped),
+                  r.result.samples_per_s,
+                  r.result.final_test_accuracy ? (std::to_string(*r.result.final_test_accuracy).substr(0, 6)).c_str() : "-");
+    std::printf("%s; results in %s/dmoe_convergence.json\n", j["plot"].get<std::string>().c_str(), c.out_dir.c_str());
+  }
+  return ok ? kExitOk : kExitFailure;
+}
 
 struct SwarmArgs {
   sim::DmoeSwarmConfig config;
@@ -108,7 +167,7 @@ const bool registered = register_command(
     "dmoe",
     "Learning@home's decentralized mixture-of-experts: `dmoe throughput` compares asynchronous DMoE trainers with "
     "model-parallel training as the delay after each block grows; `dmoe swarm` runs thousands of runtimes on the DHT "
-    "with churn (docs/learning-at-home.md)",
+    "with churn; `dmoe converge` trains DMoE and dense models live (docs/learning-at-home.md)",
     [](CLI::App& sub) -> std::function<int()> {
       sub.require_subcommand(1);
       auto t = std::make_shared<ThroughputArgs>();
@@ -148,7 +207,16 @@ const bool registered = register_command(
       swarm->add_option("--out", w->out, "write dmoe_swarm.json here");
       swarm->add_flag("--json", w->json, "print JSON");
 
-      return [t, w, swarm] {
+      auto v = std::make_shared<ConvergeArgs>();
+      CLI::App* converge = sub.add_subcommand(
+          "converge", "live: DMoE layers vs a dense network of equal compute, high and low delay (expert runtime and trainer processes)");
+      converge->add_option("--scenario", v->scenario, "live DMoE scenario (default scenarios/dmoe/fashion-mnist.json)");
+      converge->add_option("--seconds", v->seconds, "training time of each of the four runs (default 120)")->check(Real(5, 86400, "--seconds"));
+      converge->add_option("--out", v->out, "output folder (default out/dmoe-converge)");
+      converge->add_flag("--json", v->json, "print JSON");
+
+      return [t, w, swarm, v, converge] {
+        if (converge->parsed()) return run_converge(*v);
         if (swarm->parsed()) {
           w->config.announce = {2 * w->announce_period_s, w->announce_period_s};
           if (!w->out.empty()) prepare_out_dir(w->out, "--out");

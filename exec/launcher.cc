@@ -61,6 +61,19 @@ void add_training_arguments(std::vector<std::string>& argv, const TrainLaunch& t
     argv.insert(argv.end(), {"--checkpoint-dir", out_dir + "/checkpoints", "--checkpoint-every", std::to_string(t.checkpoint_every)});
 }
 
+// The highest global step any peer's JSON lines report so far.
+std::uint64_t highest_step(const std::vector<std::string>& out_paths) {
+  std::uint64_t highest = 0;
+  for (const auto& path : out_paths) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.contains("step") && j["step"].is_number_unsigned()) highest = std::max(highest, j["step"].get<std::uint64_t>());
+    }
+  }
+  return highest;
+}
+
 void collect(LaunchResult& result, const std::vector<std::string>& out_paths, std::uint64_t rounds) {
   std::map<std::uint64_t, LaunchRound> by_round;
   for (const auto& path : out_paths) {
@@ -355,10 +368,16 @@ LaunchResult launch(const LaunchOptions& o) {
       if (now >= churn->leave_at()) {
         leaving = true;
         leave_deadline = now + churn->spec().grace_s;
-        say("churn over: asking every peer to leave after its next step (SIGTERM)");
+        // One step for all: peers signalled at the same moment can be either side of a step, and
+        // "after your next step" would then leave them holding different states.
+        const std::uint64_t leave_at = highest_step(out_paths) + 1;
+        say("churn over: asking every peer to leave at step " + std::to_string(leave_at) + " (SIGTERM)");
         for (std::size_t i = 0; i < n; ++i) {
           children[i].restart_at.reset();
-          if (children[i].running) kill(children[i].pid, SIGTERM);
+          if (!children[i].running) continue;
+          sigval value{};
+          value.sival_int = static_cast<int>(std::min<std::uint64_t>(leave_at, INT32_MAX));
+          sigqueue(children[i].pid, SIGTERM, value);
         }
         pending = false;
       }

@@ -88,7 +88,8 @@ struct LaunchOptions {
   std::vector<TimedPeerEvent> timed_kills;                 // SIGKILL at at_s; restarted after
   double timed_restart_after_s = -1;                       //   this long when >= 0
   // --train only: random kills and starts (exec/random_churn.h); the run then ends when the
-  // churn and its calm are over: every peer is asked to leave (SIGTERM) after its next step.
+  // churn and its calm are over: every peer is asked to leave once it holds the next global step
+  // (SIGTERM queued with that step, the same for all; a leaving peer serves its state 5 s more).
   std::optional<RandomChurnSpec> churn;
   // > 0: each peer is given only the addresses of the first this many peers (and its own) and
   // learns the others' live (address discovery); 0: everyone's.

@@ -18,9 +18,15 @@ namespace {
 
 using core::training::CollaborativePeer;
 
-// SIGTERM asks the peer to leave after its next step (the launcher ends runs this way).
+// SIGTERM asks the peer to leave after its next step; queued with a value S (sigqueue, how the
+// launcher ends runs), to leave once it holds the state of global step S. Peers asked at the same
+// moment may be either side of a step: a common S is what makes them leave holding the same state.
 volatile std::sig_atomic_t g_leave_requested = 0;
-extern "C" void request_leave(int) { g_leave_requested = 1; }
+volatile std::sig_atomic_t g_leave_at_step = 0;  // 0: after the next step
+extern "C" void request_leave(int, siginfo_t* info, void*) {
+  if (info && info->si_code == SI_QUEUE && info->si_value.sival_int > 0) g_leave_at_step = info->si_value.sival_int;
+  g_leave_requested = 1;
+}
 constexpr double kLeaveCheckPeriod = 0.1;
 constexpr double kLeaveWithoutStepAfter = 15;  // no step comes (alone, or loading state): leave anyway
 constexpr double kBooksPeriod = 1;
@@ -83,7 +89,11 @@ class TrainingPeerProcess {
     start["time_s"] = host_.now();
     start["parameters"] = peer_->learner().parameter_count();
     out_ << start.dump() << std::endl;
-    std::signal(SIGTERM, request_leave);
+    struct sigaction on_term {};
+    on_term.sa_sigaction = request_leave;
+    on_term.sa_flags = SA_SIGINFO;
+    sigemptyset(&on_term.sa_mask);
+    sigaction(SIGTERM, &on_term, nullptr);
     watch_for_leave_request();
     write_books_line();
     host_.start(*peer_);
@@ -123,6 +133,8 @@ class TrainingPeerProcess {
         out_ << j.dump() << std::endl;
         return;
       }
+      // Asked to leave at a step it has just loaded (it missed that step's round).
+      if (leave_requested_ && leave_at_step_ > 0 && step >= leave_at_step_) host_.loop().schedule(0, [this] { leave(); });
       host_.hold();
       torch_->parameters_async([this, j](std::vector<float> params) mutable {
         j["lineage"] = hex64(peer_->lineage());
@@ -133,7 +145,7 @@ class TrainingPeerProcess {
     };
     e.stepped = [this](std::uint64_t step) {
       host_.keep_alive();
-      if (step >= cfg_.steps || leave_requested_) leave();
+      if (step >= cfg_.steps || (leave_requested_ && step >= leave_at_step_)) leave();
     };
     return e;
   }
@@ -236,7 +248,14 @@ class TrainingPeerProcess {
     host_.loop().schedule(kLeaveCheckPeriod, [this] {
       if (g_leave_requested && !leave_requested_) {
         leave_requested_ = true;
-        host_.log("asked to leave: leaving after the next step");
+        leave_at_step_ = static_cast<std::uint64_t>(g_leave_at_step);
+        if (leave_at_step_ > 0 && peer_->step() >= leave_at_step_) {
+          host_.log("asked to leave at step " + std::to_string(leave_at_step_) + ": holding it already, leaving");
+          leave();
+          return;
+        }
+        host_.log(leave_at_step_ > 0 ? "asked to leave at step " + std::to_string(leave_at_step_)
+                                     : std::string("asked to leave: leaving after the next step"));
         host_.loop().schedule(kLeaveWithoutStepAfter, [this] { leave(); });
       }
       watch_for_leave_request();
@@ -295,6 +314,7 @@ class TrainingPeerProcess {
   std::optional<double> handed_loss_;
   std::uint64_t computed_ = 0, contributed_ = 0, discarded_ = 0, rounds_incomplete_ = 0;
   bool leave_requested_ = false;
+  std::uint64_t leave_at_step_ = 0;  // 0: any step
   bool left_ = false;
   double announced_sps_ = 0, last_busy_ = 0;
   std::uint64_t last_computed_ = 0;

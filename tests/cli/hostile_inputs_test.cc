@@ -233,7 +233,16 @@ INSTANTIATE_TEST_SUITE_P(Corpus, HostileInput, ::testing::Values(
             {"--seed", "expected a seed from 0"}},
     Hostile{"peer_duplicate_ids", "peer @S@/table1/A.json --id 0 --peers 0=127.0.0.1:1,0=127.0.0.1:2",
             {"--peers", "peer 0 is listed twice"}},
-    Hostile{"launch_kill_negative_peer", "launch @S@/table1/A.json --kill -1@1+0.5", {"--kill", "expected PEER@ROUND+SECONDS"}}));
+    Hostile{"launch_kill_negative_peer", "launch @S@/table1/A.json --kill -1@1+0.5", {"--kill", "expected PEER@ROUND+SECONDS"}},
+    // Live Learning@home runs (docs/learning-at-home.md §10).
+    Hostile{"launch_dmoe_kill_trainer", "launch @S@/dmoe/fashion-mnist.json --kill 9@5", {"--kill", "expected an expert runtime", "got peer 9"}},
+    Hostile{"launch_dmoe_kill_outside", "launch @S@/dmoe/fashion-mnist.json --kill 12@5", {"--kill", "expected a peer index below 12"}},
+    Hostile{"launch_dmoe_train", "launch @S@/dmoe/fashion-mnist.json --train", {"fashion-mnist.json is a DMoE run", "--train"}},
+    Hostile{"dmoe_runtime_id_outside", "dmoe-runtime @S@/dmoe/fashion-mnist.json --id 99 --peers 0=127.0.0.1:1",
+            {"--id", "peer 99 is not in the run (12 peers)"}},
+    Hostile{"dmoe_trainer_as_runtime", "dmoe-trainer @S@/dmoe/fashion-mnist.json --id 0 --peers 0=127.0.0.1:1",
+            {"peer 0 is not a trainer"}},
+    Hostile{"dmoe_converge_seconds_0", "dmoe converge --seconds 0", {"--seconds"}}));
 // clang-format on
 
 // The argument generator: every numeric option of the commands above, given each value a careless

@@ -52,6 +52,8 @@ case "$target" in
     sources=(
       "$root"/scenarios/*.cc
       "$root"/traces/*.cc
+      "$root"/core/wire.cc
+      "$root"/core/dmoe/expert_grid.cc
     )
     ;;
   training)
