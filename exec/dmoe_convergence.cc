@@ -1,5 +1,6 @@
 #include "exec/dmoe_convergence.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -20,6 +21,9 @@ std::vector<DmoeConvergenceRun> run_dmoe_convergence(const DmoeConvergenceConfig
       r.scenario.trainers = high ? c.high_delay_trainers : c.low_delay_trainers;
       r.scenario.delay_s = high ? c.high_delay_s : c.low_delay_s;
       r.scenario.duration_s = c.seconds;
+      // About eight evaluations per run: the first trainer makes ~30 batches a minute at low delay
+      // (~300 in 120 s with 2 in flight), ~15 at high delay.
+      r.scenario.eval_every = static_cast<std::uint32_t>(std::max(1.0, c.seconds / 120 * (high ? 4 : 40)));
       runs.push_back(std::move(r));
     }
   std::ofstream accuracy(c.out_dir + "/convergence.csv"), loss(c.out_dir + "/loss.csv");
