@@ -41,7 +41,14 @@ class SignalScope {
     }
     pthread_sigmask(SIG_SETMASK, &old_, nullptr);
   }
-  const sigset_t& set() const { return set_; }
+  // Waits up to `seconds` for one of those signals; true when it was an interrupt (SIGINT,
+  // SIGTERM, SIGHUP), false for a child's exit or the time running out.
+  bool wait_interrupted(double seconds) const {
+    timespec wait{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
+    siginfo_t info{};
+    const int sig = sigtimedwait(&set_, &info, &wait);
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+  }
 
  private:
   sigset_t set_, old_;

@@ -113,10 +113,7 @@ DmoeLaunchResult launch_dmoe(const DmoeLaunchOptions& o) {
       say(now > deadline ? "deadline reached: stopping every process" : "runtimes still up after SIGTERM: stopping them");
       break;
     }
-    timespec wait{0, 50'000'000};
-    siginfo_t info{};
-    const int sig = sigtimedwait(&signals.set(), &info, &wait);
-    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+    if (signals.wait_interrupted(0.05)) {
       result.interrupted = true;
       break;
     }

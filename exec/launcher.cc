@@ -393,10 +393,7 @@ LaunchResult launch(const LaunchOptions& o) {
       say("deadline of " + number(o.deadline_s) + " s reached: stopping every peer");
       break;
     }
-    timespec wait{0, 50'000'000};
-    siginfo_t info{};
-    const int sig = sigtimedwait(&signals.set(), &info, &wait);
-    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+    if (signals.wait_interrupted(0.05)) {
       result.interrupted = true;
       say("interrupted: stopping every peer and removing the emulated network");
       break;
