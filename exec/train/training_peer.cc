@@ -29,11 +29,11 @@ extern "C" void request_leave(int, siginfo_t* info, void*) {
 }
 constexpr double kLeaveCheckPeriod = 0.1;
 constexpr double kLeaveWithoutStepAfter = 15;  // no step comes (alone, or loading state): leave anyway
-constexpr double kBooksPeriod = 1;
+constexpr double kBooksPeriod = 1;  // a SIGKILLed incarnation's books end at its last books line
 // Asked to leave (the end of a churn run), a peer stays this long after its last step, training and
 // joining no group but serving its state: a peer that missed the last step (it was restarted, or
 // fell behind under load) can still download it instead of being left holding an older state.
-constexpr double kLingerAfterAskedToLeave = 5;  // a SIGKILLed incarnation's books end at its last books line
+constexpr double kLingerAfterAskedToLeave = 5;
 
 std::unique_ptr<learn::SampleStream> make_stream(const TrainingPeerConfig& c, std::uint32_t dataset_size) {
   if (c.order == SampleOrder::Fixed)
