@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 
 #include "exec/socket_address.h"
@@ -34,6 +35,13 @@ std::vector<std::uint16_t> reserve_loopback_ports(std::size_t n) {
   }
   for (int f : fds) close(f);
   return ports;
+}
+
+std::string argv_number(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
 }
 
 std::string self_executable() {

@@ -38,17 +38,10 @@ namespace {
 constexpr std::uint16_t kEmulatedPort = 7000;
 constexpr std::uint16_t kPunchPort = 7001;  // where a peer behind a cone NAT punches from
 
-std::string number(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
-
 void add_training_arguments(std::vector<std::string>& argv, const TrainLaunch& t, double compute_sps, std::size_t peer,
                             const std::string& out_dir) {
   argv.insert(argv.end(), {"--train", "--model", t.model, "--steps", std::to_string(t.steps), "--order", t.order,
-                           "--lr", number(t.lr), "--compute-cap", number(compute_sps * t.compute_scale), "--threads", "1"});
+                           "--lr", argv_number(t.lr), "--compute-cap", argv_number(compute_sps * t.compute_scale), "--threads", "1"});
   if (t.target_batch) argv.insert(argv.end(), {"--target-batch", std::to_string(t.target_batch)});
   if (t.micro_batch) argv.insert(argv.end(), {"--micro-batch", std::to_string(t.micro_batch)});
   if (!t.dpu.empty()) argv.insert(argv.end(), {"--dpu", t.dpu});
@@ -180,7 +173,7 @@ LaunchResult launch(const LaunchOptions& o) {
     if (o.nat_clients && result.peers_behind_nat == 0) say("note: --nat: the scenario has no client-mode peer to put behind NAT");
     if (result.peers_behind_nat > 0)
       if (const std::string why = LinkEmulator::nat_unavailable_reason(); !why.empty()) throw std::runtime_error("--nat: " + why);
-    say("building " + std::to_string(n) + " emulated links (scale " + number(o.scale) + ")" +
+    say("building " + std::to_string(n) + " emulated links (scale " + argv_number(o.scale) + ")" +
         (result.peers_behind_nat > 0 ? ", " + std::to_string(result.peers_behind_nat) + " client-mode peers behind NAT" : ""));
     emulator = std::make_unique<LinkEmulator>(links, "swl" + std::to_string(getpid()));
     result.latency_emulated = emulator->latency_emulated();
@@ -247,18 +240,18 @@ LaunchResult launch(const LaunchOptions& o) {
     p.executable = executable;
     p.argv = {executable, "peer", abs_scenario, "--id", std::to_string(i), "--peers", peer_list_for(i),
               "--strategy", std::string(core::averaging::name(strategy)), "--rounds", std::to_string(o.rounds),
-              "--scale", number(o.scale), "--goodput", number(goodput),
+              "--scale", argv_number(o.scale), "--goodput", argv_number(goodput),
               "--parameters", std::to_string(live.workload.parameters), "--codec", result.codec,
-              "--run-id", std::to_string(run_id), "--clock-origin", number(origin),
-              "--connect-timeout", number(o.connect_timeout_s), "--sender-timeout", number(o.timeouts.max_sender)};
-    if (std::isfinite(o.timeouts.max_round)) p.argv.insert(p.argv.end(), {"--round-timeout", number(o.timeouts.max_round)});
+              "--run-id", std::to_string(run_id), "--clock-origin", argv_number(origin),
+              "--connect-timeout", argv_number(o.connect_timeout_s), "--sender-timeout", argv_number(o.timeouts.max_sender)};
+    if (std::isfinite(o.timeouts.max_round)) p.argv.insert(p.argv.end(), {"--round-timeout", argv_number(o.timeouts.max_round)});
     if (o.bootstrap_peers > 0) p.argv.push_back("--discover");
     if (!punch_list.empty()) p.argv.insert(p.argv.end(), {"--punch", punch_list});
     if (!result.pacing) p.argv.push_back("--no-pacing");
-    if (o.pace_all_bps > 0) p.argv.insert(p.argv.end(), {"--pace-all", number(o.pace_all_bps)});
+    if (o.pace_all_bps > 0) p.argv.insert(p.argv.end(), {"--pace-all", argv_number(o.pace_all_bps)});
     if (o.kill && o.kill->peer == i && incarnation == 0)
     {
-      p.argv.insert(p.argv.end(), {"--die-at", std::to_string(o.kill->round) + "+" + number(o.kill->after_s)});
+      p.argv.insert(p.argv.end(), {"--die-at", std::to_string(o.kill->round) + "+" + argv_number(o.kill->after_s)});
       if (o.kill->silent) p.argv.push_back("--die-silently");
     }
     if (!o.congestion_control.empty()) p.argv.insert(p.argv.end(), {"--congestion", o.congestion_control});
@@ -385,12 +378,12 @@ LaunchResult launch(const LaunchOptions& o) {
     if (!running && !pending) break;
     if (leaving && now > leave_deadline) {
       result.timed_out = true;
-      say("peers still running " + number(churn->spec().grace_s) + " s after they were asked to leave: stopping them");
+      say("peers still running " + argv_number(churn->spec().grace_s) + " s after they were asked to leave: stopping them");
       break;
     }
     if (now > o.deadline_s) {
       result.timed_out = true;
-      say("deadline of " + number(o.deadline_s) + " s reached: stopping every peer");
+      say("deadline of " + argv_number(o.deadline_s) + " s reached: stopping every peer");
       break;
     }
     if (signals.wait_interrupted(0.05)) {

@@ -1,6 +1,6 @@
 #pragma once
 // What the two DMoE processes (exec/dmoe/dmoe_process.h) share: the SIGTERM that asks them to
-// leave, and the torch device and thread settings from their command line.
+// leave, and the torch device from their command line.
 #include <csignal>
 #include <stdexcept>
 #include <string>
@@ -17,10 +17,6 @@ inline bool leave_requested() { return g_dmoe_leave_requested != 0; }
 inline learn::Device torch_device(const std::string& name) {
   if (const auto d = core::parse_name(learn::kDeviceNames, name)) return *d;
   throw std::invalid_argument("--device: expected auto, cpu or cuda, got \"" + name + "\"");
-}
-
-inline void set_torch_threads(int n) {
-  if (n > 0) learn::set_intra_op_threads(n);
 }
 
 }  // namespace swarmlab::exec

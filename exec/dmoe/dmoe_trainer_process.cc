@@ -46,7 +46,7 @@ class DmoeTrainerProcess {
 
   int run() {
     core::Environment& env = host_.peer_env();
-    set_torch_threads(cfg_.threads);
+    if (cfg_.threads > 0) learn::set_intra_op_threads(cfg_.threads);
     learn::TorchDmoeTrainerConfig mc;
     mc.width = sc_.width;
     mc.layers = sc_.layers;
@@ -143,8 +143,6 @@ class DmoeTrainerProcess {
       if (out.outcome != core::dmoe::LayerForward::Outcome::Done) return drop(b);
       b->calls.push_back(out.call);
       for (auto f : out.failures) b->experts_answered += f == core::dmoe::CallFailure::None;
-      failed_calls_ += out.failures.size();
-      for (auto f : out.failures) failed_calls_ -= f == core::dmoe::CallFailure::None;
       auto next = std::make_shared<Tensor>(plus(std::move(*input), out.output));
       auto go = [this, b, layer, next] { forward(b, layer + 1, std::move(*next)); };
       if (b->train) after_pause(go);
@@ -288,8 +286,8 @@ class DmoeTrainerProcess {
     j["time_s"] = host_.now();
     j["batches"] = batches_;
     j["dropped"] = dropped_;
-    j["failed_calls"] = failed_calls_;
     const core::dmoe::ClientStats& s = client_->stats();
+    j["failed_calls"] = s.refused + s.timed_out + s.link_failed + s.bad_replies;
     j["requests"] = s.requests;
     j["answered"] = s.answered;
     j["refused"] = s.refused;
@@ -312,7 +310,7 @@ class DmoeTrainerProcess {
   std::unique_ptr<core::dht::DhtNode> dht_;
   std::unique_ptr<core::dmoe::ExpertClient> client_;
   std::vector<std::unique_ptr<core::dmoe::DmoeLayer>> layers_;
-  std::uint64_t next_id_ = 1, batches_ = 0, dropped_ = 0, failed_calls_ = 0;
+  std::uint64_t next_id_ = 1, batches_ = 0, dropped_ = 0;
   std::uint32_t in_flight_ = 0;
   double loss_ = 0;
   std::uint32_t correct_ = 0;

@@ -140,7 +140,6 @@ TorchExpertBackend::~TorchExpertBackend() = default;
 
 std::uint32_t TorchExpertBackend::input_width() const { return impl_->config.width; }
 std::uint32_t TorchExpertBackend::output_width() const { return impl_->config.width; }
-bool TorchExpertBackend::on_cuda() const { return impl_->device.is_cuda(); }
 
 void TorchExpertBackend::create(const ExpertUid& uid) { impl_->experts[uid] = impl_->fresh(uid); }
 void TorchExpertBackend::remove(const ExpertUid& uid) { impl_->experts.erase(uid); }

@@ -67,7 +67,6 @@ class TorchExpertBackend final : public core::dmoe::ExpertBackend {
 
   // Adam steps this expert has taken (0 for one it does not host).
   std::uint64_t updates(const core::dmoe::ExpertUid& uid) const;
-  bool on_cuda() const;
 
  private:
   struct Impl;
