@@ -134,8 +134,41 @@ if [[ "${REGENERATE_CORPUS:-0}" == 1 ]]; then
   "$build/make_${target}_corpus" "$corpus_seeds"
 fi
 
-"$cxx" "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  "$fuzzer" "${sources[@]}" "${libs[@]}" -o "$build/${target}_message_fuzz"
+# Each source is compiled once into an object cache shared by every target (the scenario and
+# trace targets share all their sources, and CTest runs two targets at a time): a per-object lock
+# keeps concurrent runs from writing the same file, and the compiler's dependency list rebuilds an
+# object when any header it read has changed.
+sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+objects="$build/objects/$(printf '%s ' "$cxx" "${flags[@]}" | md5sum | cut -c1-12)"
+stale() {  # object, dependency file: true when missing or older than anything it was built from
+  [[ -f "$1" && -f "$2" ]] || return 0
+  local dep
+  for dep in $(sed -e 's/\\$//' -e 's/^[^:]*://' "$2"); do
+    [[ "$dep" -nt "$1" ]] && return 0
+  done
+  return 1
+}
+compile() {  # source, object
+  mkdir -p "$(dirname "$2")"
+  (
+    flock 9
+    if stale "$2" "$2.d"; then
+      "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link "${sanitize[@]}" -MMD -MF "$2.d" -c "$1" -o "$2.tmp"
+      mv "$2.tmp" "$2"
+    fi
+  ) 9> "$2.lock"
+}
+compiled=()
+pids=()
+for src in "$fuzzer" "${sources[@]}"; do  # compiled side by side, at most nproc at a time
+  while (($(jobs -rp | wc -l) >= $(nproc))); do wait -n; done
+  obj="$objects/${src#"$root"/}.o"
+  compile "$src" "$obj" &
+  pids+=($!)
+  compiled+=("$obj")
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+"$cxx" -fsanitize=fuzzer "${sanitize[@]}" "${compiled[@]}" "${libs[@]}" -o "$build/${target}_message_fuzz"
 
 # New inputs go to a scratch corpus so the checked-in seeds stay small and reviewed.
 # A finding is written under the build folder, never into the source tree; keep it as a seed
