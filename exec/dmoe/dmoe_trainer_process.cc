@@ -1,9 +1,9 @@
 // `swarmlab dmoe-trainer`: one asynchronous trainer of a live Learning@home run
-// (exec/dmoe/dmoe_process.h). A batch goes forward through the layers (gate → beam search and
-// mixture on the remote experts → residual add), through the head, and back through the layers
-// (the experts update themselves from the output gradient; the gates and the stem get their
-// gradients here), then the trainer takes one Adam step on its own parameters. A pause drawn
-// from an exponential of the scenario's mean follows every expert call: the network delay.
+// (exec/dmoe/dmoe_process.h). The core's DmoeStack walks each batch through the layers (gate →
+// beam search and mixture on the remote experts → residual add) and back, with libtorch as its
+// trunk; between the two walks the head gives the loss, and afterwards the trainer takes one Adam
+// step on its own parameters. The stack pauses for an exponential of the scenario's mean after
+// every expert call of a training batch: the network delay.
 #include <csignal>
 #include <memory>
 
@@ -11,6 +11,7 @@
 
 #include "core/dht/node.h"
 #include "core/dmoe/dmoe_layer.h"
+#include "core/dmoe/dmoe_stack.h"
 #include "core/dmoe/expert_client.h"
 #include "core/service_mux.h"
 #include "exec/dmoe/dmoe_process.h"
@@ -27,6 +28,25 @@ Tensor plus(Tensor a, const Tensor& b) {
   for (std::size_t i = 0; i < a.values.size(); ++i) a.values[i] += b.values[i];
   return a;
 }
+
+// The trainer's own layers around each DMoE layer, in libtorch: its gates and the residual path
+// h_{l+1} = h_l + mixture_l(h_l), whose backward adds the experts' input gradient and the gate's.
+class TorchTrunk final : public core::dmoe::TrunkModel {
+ public:
+  explicit TorchTrunk(learn::TorchDmoeTrainerModel& model) : model_(model) {}
+  std::vector<std::vector<double>> gate(std::uint64_t batch, std::uint32_t layer, const Tensor& h) override {
+    return model_.gate(batch, layer, h);
+  }
+  Tensor output(std::uint64_t, std::uint32_t, Tensor h, const Tensor& mixture) override { return plus(std::move(h), mixture); }
+  Tensor input_gradient(std::uint64_t batch, std::uint32_t layer, Tensor grad_output,
+                        const core::dmoe::MixtureGradient& mixture) override {
+    Tensor through_gate = model_.gate_backward(batch, layer, mixture.grad_gate);
+    return plus(plus(std::move(grad_output), mixture.grad_input), through_gate);
+  }
+
+ private:
+  learn::TorchDmoeTrainerModel& model_;
+};
 
 constexpr std::uint32_t kEvalRows = 250;       // rows of one evaluation batch
 constexpr double kDrainAfterEnd_s = 15;        // in-flight batches get this long after the duration
@@ -65,9 +85,14 @@ class DmoeTrainerProcess {
     mux_->add(core::ServiceId::Dht, *dht_);
     mux_->add(core::ServiceId::Experts, *client_);
     dht_->set_liveness([mux = mux_.get()](core::PeerId q) { return mux->last_heard(q); });
-    for (std::uint32_t l = 0; l < sc_.layers; ++l)
+    std::vector<core::dmoe::DmoeLayer*> layers;
+    for (std::uint32_t l = 0; l < sc_.layers; ++l) {
       layers_.push_back(std::make_unique<core::dmoe::DmoeLayer>(env, *dht_, *client_, sc_.grid(l), sc_.experts_per_call(),
                                                                 sc_.width, sc_.width));
+      layers.push_back(layers_.back().get());
+    }
+    trunk_ = std::make_unique<TorchTrunk>(*model_);
+    stack_ = std::make_unique<core::dmoe::DmoeStack>(env, std::move(layers), *trunk_, sc_.delay_s);
     env.set_sink(mux_.get());
     write_start();
     std::signal(SIGTERM, request_dmoe_leave);
@@ -90,13 +115,10 @@ class DmoeTrainerProcess {
   }
 
  private:
-  struct Batch {
+  struct Batch {  // a training batch
     std::uint64_t id = 0;
-    bool train = true;
-    std::vector<std::uint64_t> calls;  // each layer's forward call, first layer first
     std::uint32_t rows = 0;
     std::uint32_t experts_answered = 0;
-    std::function<void(const learn::HeadResult&)> evaluated;  // evaluation batches
   };
 
   bool evaluates() const { return trainer_ == 0 && sc_.eval_every > 0; }
@@ -118,11 +140,6 @@ class DmoeTrainerProcess {
     host_.loop().schedule(0.1, [this] { watch(); });
   }
 
-  void after_pause(std::function<void()> then) {
-    if (sc_.delay_s <= 0) return then();
-    host_.loop().schedule(host_.peer_env().rng().exponential(sc_.delay_s), std::move(then));
-  }
-
   void start_batch() {
     if (ending_) return;
     auto b = std::make_shared<Batch>();
@@ -132,53 +149,16 @@ class DmoeTrainerProcess {
     b->rows = sc_.batch;
     ++in_flight_;
     Tensor h = model_->begin(b->id, *train_, indices, true);
-    forward(b, 0, std::move(h));
-  }
-
-  void forward(std::shared_ptr<Batch> b, std::uint32_t layer, Tensor h) {
-    if (layer == sc_.layers) return head(std::move(b), h);
-    auto scores = model_->gate(b->id, layer, h);
-    auto input = std::make_shared<Tensor>(std::move(h));
-    layers_[layer]->forward(std::move(scores), *input, [this, b, layer, input](core::dmoe::LayerForward out) {
-      if (out.outcome != core::dmoe::LayerForward::Outcome::Done) return drop(b);
-      b->calls.push_back(out.call);
-      for (auto f : out.failures) b->experts_answered += f == core::dmoe::CallFailure::None;
-      auto next = std::make_shared<Tensor>(plus(std::move(*input), out.output));
-      auto go = [this, b, layer, next] { forward(b, layer + 1, std::move(*next)); };
-      if (b->train) after_pause(go);
-      else go();
-    });
-  }
-
-  void head(std::shared_ptr<Batch> b, const Tensor& h) {
-    const learn::HeadResult r = model_->head(b->id, h);
-    if (!b->train) {
-      for (std::size_t l = 0; l < b->calls.size(); ++l) layers_[l]->release(b->calls[l]);
-      model_->release(b->id);
-      b->evaluated(r);
-      return;
-    }
-    loss_ = r.loss;
-    correct_ = r.correct;
-    backward(std::move(b), sc_.layers, r.grad);
-  }
-
-  // `grad`: dL/dh_above, the gradient of the output of layer above - 1.
-  void backward(std::shared_ptr<Batch> b, std::uint32_t above, Tensor grad) {
-    if (above == 0) {
-      model_->finish(b->id, grad);
-      return batch_done(b);
-    }
-    const std::uint32_t layer = above - 1;
-    const std::uint64_t call = b->calls[layer];
-    b->calls.pop_back();
-    auto g = std::make_shared<Tensor>(std::move(grad));
-    layers_[layer]->backward(call, *g, [this, b, layer, g](core::dmoe::MixtureGradient mg) {
-      if (mg.dropped) return drop(b);
-      after_pause([this, b, layer, g, mg = std::move(mg)] {
-        // h_{l+1} = h_l + mixture(h_l): the residual path, the experts' input gradient, the gate's.
-        Tensor through_gate = model_->gate_backward(b->id, layer, mg.grad_gate);
-        backward(b, layer, plus(plus(std::move(*g), mg.grad_input), through_gate));
+    stack_->forward(b->id, std::move(h), true, [this, b](core::dmoe::StackForward up) {
+      if (up.dropped != core::dmoe::BatchDrop::None) return drop(b);
+      b->experts_answered = up.experts_answered;
+      const learn::HeadResult r = model_->head(b->id, up.output);
+      loss_ = r.loss;
+      correct_ = r.correct;
+      stack_->backward(b->id, r.grad, [this, b](core::dmoe::StackBackward down) {
+        if (down.dropped != core::dmoe::BatchDrop::None) return drop(b);
+        model_->finish(b->id, down.grad_input);
+        batch_done(b);
       });
     });
   }
@@ -203,10 +183,7 @@ class DmoeTrainerProcess {
   }
 
   void drop(const std::shared_ptr<Batch>& b) {
-    for (std::size_t l = 0; l < b->calls.size(); ++l) layers_[l]->release(b->calls[l]);
-    b->calls.clear();
     model_->release(b->id);
-    if (!b->train) return b->evaluated(learn::HeadResult{-1, 0, {}});
     --in_flight_;
     ++dropped_;
     start_batch();
@@ -250,22 +227,20 @@ class DmoeTrainerProcess {
     const std::uint32_t rows = std::min(kEvalRows, e->samples - first);
     std::vector<std::uint32_t> indices(rows);
     for (std::uint32_t i = 0; i < rows; ++i) indices[i] = first + i;
-    auto b = std::make_shared<Batch>();
-    b->id = next_id_++;
-    b->train = false;
-    b->rows = rows;
-    b->evaluated = [this, e, first, rows](const learn::HeadResult& r) {
-      if (r.loss < 0) {
+    const std::uint64_t id = next_id_++;
+    Tensor h = model_->begin(id, *test_, indices, false);
+    stack_->forward(id, std::move(h), false, [this, e, first, rows, id](core::dmoe::StackForward up) {
+      if (up.dropped != core::dmoe::BatchDrop::None) {
         e->dropped += rows;
       } else {
+        const learn::HeadResult r = model_->head(id, up.output);
         e->done += rows;
         e->correct += r.correct;
         e->loss_sum += r.loss * rows;
       }
+      model_->release(id);
       host_.loop().schedule(0, [this, e, first, rows] { evaluate_from(e, first + rows); });
-    };
-    Tensor h = model_->begin(b->id, *test_, indices, false);
-    forward(b, 0, std::move(h));
+    });
   }
 
   void write_start() {
@@ -310,6 +285,8 @@ class DmoeTrainerProcess {
   std::unique_ptr<core::dht::DhtNode> dht_;
   std::unique_ptr<core::dmoe::ExpertClient> client_;
   std::vector<std::unique_ptr<core::dmoe::DmoeLayer>> layers_;
+  std::unique_ptr<TorchTrunk> trunk_;
+  std::unique_ptr<core::dmoe::DmoeStack> stack_;
   std::uint64_t next_id_ = 1, batches_ = 0, dropped_ = 0;
   std::uint32_t in_flight_ = 0;
   double loss_ = 0;

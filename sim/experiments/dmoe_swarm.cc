@@ -9,6 +9,7 @@
 
 #include "core/dht/node.h"
 #include "core/dmoe/dmoe_layer.h"
+#include "core/dmoe/dmoe_stack.h"
 #include "core/dmoe/expert_runtime.h"
 #include "core/service_mux.h"
 #include "sim/binding/sim_world.h"
@@ -124,15 +125,37 @@ class Swarm {
     std::unique_ptr<dmoe::ExpertAnnouncer> announcer;
     std::unique_ptr<dmoe::ExpertKeeper> keeper;
   };
-  struct Batch {
-    core::Seconds started = 0;
-    std::vector<std::uint64_t> calls;  // each layer's forward call, first layer first, until its backward
+  // A simulated trainer's own layers: random gate scores (no gate is trained here) and sizes only.
+  class VirtualTrunk final : public dmoe::TrunkModel {
+   public:
+    VirtualTrunk(core::Environment& env, const std::vector<dmoe::ExpertGrid>& grids, std::uint32_t rows, std::uint32_t width)
+        : env_(env), grids_(grids), rows_(rows), width_(width) {}
+    std::vector<std::vector<double>> gate(std::uint64_t, std::uint32_t layer, const dmoe::Tensor&) override {
+      std::vector<std::vector<double>> scores(grids_[layer].dims, std::vector<double>(grids_[layer].side));
+      for (auto& row : scores)
+        for (double& s : row) s = env_.rng().normal();
+      return scores;
+    }
+    dmoe::Tensor output(std::uint64_t, std::uint32_t, dmoe::Tensor, const dmoe::Tensor&) override {
+      return dmoe::Tensor::sized(rows_, width_);
+    }
+    dmoe::Tensor input_gradient(std::uint64_t, std::uint32_t, dmoe::Tensor, const dmoe::MixtureGradient&) override {
+      return dmoe::Tensor::sized(rows_, width_);
+    }
+
+   private:
+    core::Environment& env_;
+    const std::vector<dmoe::ExpertGrid>& grids_;
+    std::uint32_t rows_, width_;
   };
   struct TrainerPeer {
     std::unique_ptr<core::ServiceMux> mux;
     std::unique_ptr<dht::DhtNode> dht;
     std::unique_ptr<dmoe::ExpertClient> client;
     std::vector<std::unique_ptr<dmoe::DmoeLayer>> layers;
+    std::unique_ptr<VirtualTrunk> trunk;
+    std::unique_ptr<dmoe::DmoeStack> stack;
+    std::uint64_t next_batch = 1;
   };
 
   bool measuring() const { return engine_.now() >= measure_start_ && engine_.now() < measure_end_; }
@@ -179,8 +202,14 @@ class Swarm {
     tp.mux->add(core::ServiceId::Dht, *tp.dht);
     tp.mux->add(core::ServiceId::Experts, *tp.client);
     tp.dht->set_liveness([mux = tp.mux.get()](PeerId q) { return mux->last_heard(q); });
-    for (std::uint32_t l = 0; l < c_.layers; ++l)
+    std::vector<dmoe::DmoeLayer*> layers;
+    for (std::uint32_t l = 0; l < c_.layers; ++l) {
       tp.layers.push_back(std::make_unique<dmoe::DmoeLayer>(env, *tp.dht, *tp.client, grids_[l], c_.k, c_.width, c_.width));
+      layers.push_back(tp.layers.back().get());
+    }
+    tp.trunk = std::make_unique<VirtualTrunk>(env, grids_, c_.batch_rows, c_.width);
+    tp.stack = std::make_unique<dmoe::DmoeStack>(env, std::move(layers), *tp.trunk);
+    tp.stack->set_observer([this](std::uint32_t, const dmoe::LayerForward& out) { observe_search(out); });
     env.set_sink(tp.mux.get());
     tp.dht->bootstrap(backbone(), [](bool) {});
   }
@@ -199,19 +228,27 @@ class Swarm {
 
   void start_batch(std::uint32_t t) {
     if (engine_.now() >= measure_end_) return;
-    auto b = std::make_shared<Batch>();
-    b->started = engine_.now();
-    layer_forward(t, b, 0);
+    TrainerPeer& tp = trainers_[t];
+    const std::uint64_t batch = tp.next_batch++;
+    const core::Seconds started = engine_.now();
+    tp.stack->forward(batch, activation(), true, [this, t, batch, started](dmoe::StackForward up) {
+      if (up.dropped != dmoe::BatchDrop::None) return end_batch(t, started, up.dropped);
+      trainers_[t].stack->backward(batch, activation(), [this, t, started](dmoe::StackBackward down) {
+        end_batch(t, started, down.dropped);
+      });
+    });
   }
 
-  void end_batch(std::uint32_t t, const std::shared_ptr<Batch>& b, std::uint64_t* dropped_reason) {
+  void end_batch(std::uint32_t t, core::Seconds started, dmoe::BatchDrop dropped) {
     if (measuring()) {
-      if (dropped_reason) {
+      if (dropped != dmoe::BatchDrop::None) {
         ++r_.dropped;
-        ++*dropped_reason;
+        ++(dropped == dmoe::BatchDrop::NoExperts ? r_.dropped_no_experts
+           : dropped == dmoe::BatchDrop::NoAnswer ? r_.dropped_forward
+                                                  : r_.dropped_backward);
       } else {
         ++r_.batches;
-        batch_seconds_ += engine_.now() - b->started;
+        batch_seconds_ += engine_.now() - started;
       }
     }
     world_->env(c_.runtimes + t).schedule(0, [this, t] { start_batch(t); });
@@ -219,54 +256,13 @@ class Swarm {
 
   dmoe::Tensor activation() const { return dmoe::Tensor::sized(c_.batch_rows, c_.width); }
 
-  void layer_forward(std::uint32_t t, std::shared_ptr<Batch> b, std::uint32_t layer) {
-    if (layer == c_.layers) {
-      layer_backward(t, std::move(b), c_.layers);
-      return;
-    }
-    core::Environment& env = world_->env(c_.runtimes + t);
-    const dmoe::ExpertGrid& grid = grids_[layer];
-    std::vector<std::vector<double>> scores(grid.dims, std::vector<double>(grid.side));
-    for (auto& row : scores)
-      for (double& s : row) s = env.rng().normal();
-    trainers_[t].layers[layer]->forward(std::move(scores), activation(), [this, t, b, layer](dmoe::LayerForward out) {
-      if (measuring()) {
-        ++r_.searches;
-        r_.searches_found_k += out.search.experts.size() == c_.k;
-        lookups_ += out.search.lookups;
-        r_.max_lookups = std::max<std::uint64_t>(r_.max_lookups, out.search.lookups);
-        search_seconds_ += out.search.latency_s;
-      }
-      if (out.outcome != dmoe::LayerForward::Outcome::Done) {
-        drop_batch(t, b, out.outcome == dmoe::LayerForward::Outcome::NoExperts ? &r_.dropped_no_experts : &r_.dropped_forward);
-        return;
-      }
-      b->calls.push_back(out.call);
-      layer_forward(t, b, layer + 1);
-    });
-  }
-
-  void layer_backward(std::uint32_t t, std::shared_ptr<Batch> b, std::uint32_t above) {
-    if (above == 0) {
-      end_batch(t, b, nullptr);
-      return;
-    }
-    const std::uint32_t layer = above - 1;
-    const std::uint64_t call = b->calls[layer];
-    b->calls.pop_back();
-    trainers_[t].layers[layer]->backward(call, activation(), [this, t, b, layer](dmoe::MixtureGradient g) {
-      if (g.dropped) {
-        drop_batch(t, b, &r_.dropped_backward);
-        return;
-      }
-      layer_backward(t, b, layer);
-    });
-  }
-
-  // The layers below the failure still keep their forward calls: they will get no backward.
-  void drop_batch(std::uint32_t t, const std::shared_ptr<Batch>& b, std::uint64_t* reason) {
-    for (std::size_t layer = 0; layer < b->calls.size(); ++layer) trainers_[t].layers[layer]->release(b->calls[layer]);
-    end_batch(t, b, reason);
+  void observe_search(const dmoe::LayerForward& out) {
+    if (!measuring()) return;
+    ++r_.searches;
+    r_.searches_found_k += out.search.experts.size() == c_.k;
+    lookups_ += out.search.lookups;
+    r_.max_lookups = std::max<std::uint64_t>(r_.max_lookups, out.search.lookups);
+    search_seconds_ += out.search.latency_s;
   }
 
   struct Traffic {
