@@ -37,7 +37,7 @@ std::vector<std::uint16_t> reserve_loopback_ports(std::size_t n) {
   return ports;
 }
 
-std::string argv_number(double v) {
+std::string exact_decimal(double v) {
   std::ostringstream s;
   s.precision(17);
   s << v;

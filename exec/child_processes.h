@@ -19,8 +19,9 @@ namespace swarmlab::exec {
 
 // Ports the kernel hands out as free right now, all distinct (held open together while asked).
 std::vector<std::uint16_t> reserve_loopback_ports(std::size_t n);
-// A number as a child's command-line argument, exactly (17 significant digits).
-std::string argv_number(double v);
+// A number in decimal with 17 significant digits, so that it reads back exactly: child processes'
+// arguments, CSV cells, and the times and limits the launchers report.
+std::string exact_decimal(double v);
 // This executable's path (/proc/self/exe).
 std::string self_executable();
 

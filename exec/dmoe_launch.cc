@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -62,7 +61,7 @@ DmoeLaunchResult launch_dmoe(const DmoeLaunchOptions& o) {
     SpawnPlan p;
     p.executable = executable;
     p.argv = {executable, runtime ? "dmoe-runtime" : "dmoe-trainer", scenario_path, "--id", std::to_string(i), "--peers", peers,
-              "--run-id", std::to_string(run_id), "--clock-origin", argv_number(origin)};
+              "--run-id", std::to_string(run_id), "--clock-origin", exact_decimal(origin)};
     if (!o.data_dir.empty()) p.argv.insert(p.argv.end(), {"--data", o.data_dir});
     p.out_path = o.out_dir + "/peer-" + std::to_string(i) + ".jsonl";
     p.log_path = o.out_dir + "/peer-" + std::to_string(i) + ".log";
@@ -84,7 +83,7 @@ DmoeLaunchResult launch_dmoe(const DmoeLaunchOptions& o) {
       if (kill_done[k] || now < at) continue;
       kill_done[k] = true;
       if (children[peer].running) {
-        say("killing expert runtime " + std::to_string(peer) + " (SIGKILL) at " + argv_number(now) + " s");
+        say("killing expert runtime " + std::to_string(peer) + " (SIGKILL) at " + exact_decimal(now) + " s");
         kill(children[peer].pid, SIGKILL);
         result.killed.push_back(peer);
       }
@@ -143,13 +142,13 @@ DmoeLaunchResult launch_dmoe(const DmoeLaunchOptions& o) {
       const std::string event = line.value("event", "");
       if (event == "batch") {
         const double t = line.value("time_s", 0.0);
-        batches << argv_number(t) << ',' << line.value("trainer", 0) << ',' << line.value("batch", 0) << ',' << argv_number(line.value("loss", 0.0))
-                << ',' << argv_number(line.value("accuracy", 0.0)) << ',' << line.value("experts_answered", 0) << '\n';
+        batches << exact_decimal(t) << ',' << line.value("trainer", 0) << ',' << line.value("batch", 0) << ',' << exact_decimal(line.value("loss", 0.0))
+                << ',' << exact_decimal(line.value("accuracy", 0.0)) << ',' << line.value("experts_answered", 0) << '\n';
         if (first_batch < 0 || t < first_batch) first_batch = t;
         last_batch = std::max(last_batch, t);
       } else if (event == "eval") {
-        evals << argv_number(line.value("time_s", 0.0)) << ',' << line.value("batch", 0) << ',' << argv_number(line.value("test_accuracy", 0.0))
-              << ',' << argv_number(line.value("test_loss", 0.0)) << ',' << line.value("test_samples", 0) << '\n';
+        evals << exact_decimal(line.value("time_s", 0.0)) << ',' << line.value("batch", 0) << ',' << exact_decimal(line.value("test_accuracy", 0.0))
+              << ',' << exact_decimal(line.value("test_loss", 0.0)) << ',' << line.value("test_samples", 0) << '\n';
         curve.push_back({{"time_s", line.value("time_s", 0.0)}, {"batch", line.value("batch", 0)},
                          {"test_accuracy", line.value("test_accuracy", 0.0)}, {"test_samples", line.value("test_samples", 0)}});
       } else if (event == "exit") {

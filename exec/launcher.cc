@@ -18,7 +18,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -41,7 +40,7 @@ constexpr std::uint16_t kPunchPort = 7001;  // where a peer behind a cone NAT pu
 void add_training_arguments(std::vector<std::string>& argv, const TrainLaunch& t, double compute_sps, std::size_t peer,
                             const std::string& out_dir) {
   argv.insert(argv.end(), {"--train", "--model", t.model, "--steps", std::to_string(t.steps), "--order", t.order,
-                           "--lr", argv_number(t.lr), "--compute-cap", argv_number(compute_sps * t.compute_scale), "--threads", "1"});
+                           "--lr", exact_decimal(t.lr), "--compute-cap", exact_decimal(compute_sps * t.compute_scale), "--threads", "1"});
   if (t.target_batch) argv.insert(argv.end(), {"--target-batch", std::to_string(t.target_batch)});
   if (t.micro_batch) argv.insert(argv.end(), {"--micro-batch", std::to_string(t.micro_batch)});
   if (!t.dpu.empty()) argv.insert(argv.end(), {"--dpu", t.dpu});
@@ -173,7 +172,7 @@ LaunchResult launch(const LaunchOptions& o) {
     if (o.nat_clients && result.peers_behind_nat == 0) say("note: --nat: the scenario has no client-mode peer to put behind NAT");
     if (result.peers_behind_nat > 0)
       if (const std::string why = LinkEmulator::nat_unavailable_reason(); !why.empty()) throw std::runtime_error("--nat: " + why);
-    say("building " + std::to_string(n) + " emulated links (scale " + argv_number(o.scale) + ")" +
+    say("building " + std::to_string(n) + " emulated links (scale " + exact_decimal(o.scale) + ")" +
         (result.peers_behind_nat > 0 ? ", " + std::to_string(result.peers_behind_nat) + " client-mode peers behind NAT" : ""));
     emulator = std::make_unique<LinkEmulator>(links, "swl" + std::to_string(getpid()));
     result.latency_emulated = emulator->latency_emulated();
@@ -240,18 +239,18 @@ LaunchResult launch(const LaunchOptions& o) {
     p.executable = executable;
     p.argv = {executable, "peer", abs_scenario, "--id", std::to_string(i), "--peers", peer_list_for(i),
               "--strategy", std::string(core::averaging::name(strategy)), "--rounds", std::to_string(o.rounds),
-              "--scale", argv_number(o.scale), "--goodput", argv_number(goodput),
+              "--scale", exact_decimal(o.scale), "--goodput", exact_decimal(goodput),
               "--parameters", std::to_string(live.workload.parameters), "--codec", result.codec,
-              "--run-id", std::to_string(run_id), "--clock-origin", argv_number(origin),
-              "--connect-timeout", argv_number(o.connect_timeout_s), "--sender-timeout", argv_number(o.timeouts.max_sender)};
-    if (std::isfinite(o.timeouts.max_round)) p.argv.insert(p.argv.end(), {"--round-timeout", argv_number(o.timeouts.max_round)});
+              "--run-id", std::to_string(run_id), "--clock-origin", exact_decimal(origin),
+              "--connect-timeout", exact_decimal(o.connect_timeout_s), "--sender-timeout", exact_decimal(o.timeouts.max_sender)};
+    if (std::isfinite(o.timeouts.max_round)) p.argv.insert(p.argv.end(), {"--round-timeout", exact_decimal(o.timeouts.max_round)});
     if (o.bootstrap_peers > 0) p.argv.push_back("--discover");
     if (!punch_list.empty()) p.argv.insert(p.argv.end(), {"--punch", punch_list});
     if (!result.pacing) p.argv.push_back("--no-pacing");
-    if (o.pace_all_bps > 0) p.argv.insert(p.argv.end(), {"--pace-all", argv_number(o.pace_all_bps)});
+    if (o.pace_all_bps > 0) p.argv.insert(p.argv.end(), {"--pace-all", exact_decimal(o.pace_all_bps)});
     if (o.kill && o.kill->peer == i && incarnation == 0)
     {
-      p.argv.insert(p.argv.end(), {"--die-at", std::to_string(o.kill->round) + "+" + argv_number(o.kill->after_s)});
+      p.argv.insert(p.argv.end(), {"--die-at", std::to_string(o.kill->round) + "+" + exact_decimal(o.kill->after_s)});
       if (o.kill->silent) p.argv.push_back("--die-silently");
     }
     if (!o.congestion_control.empty()) p.argv.insert(p.argv.end(), {"--congestion", o.congestion_control});
@@ -378,12 +377,12 @@ LaunchResult launch(const LaunchOptions& o) {
     if (!running && !pending) break;
     if (leaving && now > leave_deadline) {
       result.timed_out = true;
-      say("peers still running " + argv_number(churn->spec().grace_s) + " s after they were asked to leave: stopping them");
+      say("peers still running " + exact_decimal(churn->spec().grace_s) + " s after they were asked to leave: stopping them");
       break;
     }
     if (now > o.deadline_s) {
       result.timed_out = true;
-      say("deadline of " + argv_number(o.deadline_s) + " s reached: stopping every peer");
+      say("deadline of " + exact_decimal(o.deadline_s) + " s reached: stopping every peer");
       break;
     }
     if (signals.wait_interrupted(0.05)) {

@@ -66,7 +66,7 @@ class DmoeTrainerProcess {
 
   int run() {
     core::Environment& env = host_.peer_env();
-    if (cfg_.threads > 0) learn::set_intra_op_threads(cfg_.threads);
+    learn::set_intra_op_threads(cfg_.threads);
     learn::TorchDmoeTrainerConfig mc;
     mc.width = sc_.width;
     mc.layers = sc_.layers;

@@ -30,7 +30,7 @@ class ExpertRuntimeProcess {
     e.lr = sc_.expert_lr;
     e.seed = sc_.seed;
     e.device = torch_device(cfg_.device);
-    if (cfg_.threads > 0) learn::set_intra_op_threads(cfg_.threads);
+    learn::set_intra_op_threads(cfg_.threads);
     mux_ = std::make_unique<core::ServiceMux>([&env] { return env.now(); });
     dht_ = std::make_unique<core::dht::DhtNode>(env, core::dht::NodeId::random(env.rng()));
     mux_->add(core::ServiceId::Dht, *dht_);

@@ -88,7 +88,9 @@ constexpr std::size_t kCheckpointHeader = 4 + 4 + 4 + 4 + 8;
 
 }  // namespace
 
-void set_intra_op_threads(int n) { at::set_num_threads(n); }
+void set_intra_op_threads(int n) {
+  if (n > 0) at::set_num_threads(n);
+}
 
 std::uint64_t expert_parameter_count(const TorchExpertConfig& c) {
   return 2ull * c.width * c.hidden + c.hidden + c.width;

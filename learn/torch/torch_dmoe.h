@@ -29,7 +29,7 @@
 
 namespace swarmlab::learn {
 
-// The process's torch intra-op threads (a process-wide setting).
+// The process's torch intra-op threads (a process-wide setting); n <= 0 keeps libtorch's default.
 void set_intra_op_threads(int n);
 
 struct TorchExpertConfig {

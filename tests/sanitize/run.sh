@@ -11,7 +11,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build-sanitize}"
 jobs="${JOBS:-$(nproc)}"
 # Unoptimised with line tables only: the sanitizers need no optimiser, and -O2 -g compiled four
-# times slower (this build was most of CI's time); the tests still run in about a minute.
+# times slower (this build was most of CI's time); the tests still run in under two minutes.
 flags="-O0 -g1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$flags" \
       -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" > /dev/null
