@@ -1,14 +1,18 @@
 #include "core/averaging/roles_cache.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 #include "core/wire.h"
 
 namespace swarmlab::core::averaging {
 
-const RoleAssignment* RolesCache::roles(Strategy strategy, const planner::PlannerInput& input,
-                                        std::optional<std::size_t> server) {
+namespace {
+
+std::vector<std::uint8_t> key_of(Strategy strategy, const planner::PlannerInput& input, std::optional<std::size_t> server) {
   std::vector<std::uint8_t> key;
+  key.reserve(32 + 32 * input.peers.size() + 8 * input.peers.size() * input.peers.size());
   Writer w(key);
   w.u8(static_cast<std::uint8_t>(strategy));
   w.u64(server ? *server + 1 : 0);
@@ -30,20 +34,114 @@ const RoleAssignment* RolesCache::roles(Strategy strategy, const planner::Planne
     w.f64(relay.upload_bps);
     w.u64(relay.member ? *relay.member + 1 : 0);
   }
+  return key;
+}
+
+// Members by their capacities (ties in group order): canonical[a] is the group index of the a-th.
+std::vector<std::size_t> canonical_order(const planner::PlannerInput& input) {
+  std::vector<std::size_t> order(input.peers.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto tuple = [&](std::size_t i) {
+    const auto& p = input.peers[i];
+    return std::make_tuple(p.compute_sps, p.download_bps, p.upload_bps, p.client_mode);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tuple(a) < tuple(b); });
+  return order;
+}
+
+template <typename T>
+std::vector<std::vector<T>> permute_matrix(const std::vector<std::vector<T>>& m, const std::vector<std::size_t>& order) {
+  if (m.empty()) return m;
+  std::vector<std::vector<T>> out(order.size(), std::vector<T>(order.size()));
+  for (std::size_t a = 0; a < order.size(); ++a)
+    for (std::size_t b = 0; b < order.size(); ++b) out[a][b] = m[order[a]][order[b]];
+  return out;
+}
+
+template <typename T>
+std::vector<std::vector<T>> unpermute_matrix(const std::vector<std::vector<T>>& m, const std::vector<std::size_t>& order) {
+  if (m.empty()) return m;
+  std::vector<std::vector<T>> out(order.size(), std::vector<T>(order.size()));
+  for (std::size_t a = 0; a < order.size(); ++a)
+    for (std::size_t b = 0; b < order.size(); ++b) out[order[a]][order[b]] = m[a][b];
+  return out;
+}
+
+template <typename T>
+std::vector<T> unpermute(const std::vector<T>& v, const std::vector<std::size_t>& order) {
+  if (v.empty()) return v;
+  std::vector<T> out(v.size());
+  for (std::size_t a = 0; a < order.size(); ++a) out[order[a]] = v[a];
+  return out;
+}
+
+planner::PlannerInput permuted(const planner::PlannerInput& input, const std::vector<std::size_t>& order) {
+  std::vector<std::size_t> position(order.size());
+  for (std::size_t a = 0; a < order.size(); ++a) position[order[a]] = a;
+  planner::PlannerInput out = input;
+  for (std::size_t a = 0; a < order.size(); ++a) out.peers[a] = input.peers[order[a]];
+  out.pair_caps = permute_matrix(input.pair_caps, order);
+  out.routes = permute_matrix(input.routes, order);
+  for (auto& relay : out.relays)
+    if (relay.member) relay.member = position[*relay.member];
+  return out;
+}
+
+RoleAssignment unpermuted(const RoleAssignment& roles, const std::vector<std::size_t>& order) {
+  RoleAssignment out = roles;
+  out.weights = unpermute(roles.weights, order);
+  out.fractions = unpermute(roles.fractions, order);
+  if (roles.server) out.server = order[*roles.server];
+  if (roles.plan) {
+    out.plan->peers = unpermute(roles.plan->peers, order);
+    out.plan->send_rate = unpermute_matrix(roles.plan->send_rate, order);
+    out.plan->return_rate = unpermute_matrix(roles.plan->return_rate, order);
+    out.plan->aggregation_rate = unpermute(roles.plan->aggregation_rate, order);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<RoleAssignment> RolesCache::solve(Strategy strategy, const planner::PlannerInput& input,
+                                                std::optional<std::size_t> server) {
+  bool any_sender = false;
+  for (const auto& p : input.peers) any_sender |= p.compute_sps > 0;
+  if (!any_sender) return std::nullopt;
+  ++solves_;
+  try {
+    return assign_roles(strategy, input, server);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // the strategy cannot run with these members (e.g. nobody reachable)
+  }
+}
+
+const RoleAssignment* RolesCache::roles(Strategy strategy, const planner::PlannerInput& input,
+                                        std::optional<std::size_t> server) {
+  std::vector<std::uint8_t> key = key_of(strategy, input, server);
   if (auto it = cache_.find(key); it != cache_.end()) {
     ++hits_;
     return it->second ? &*it->second : nullptr;
   }
-  ++solves_;
-  bool any_sender = false;
-  for (const auto& p : input.peers) any_sender |= p.compute_sps > 0;
   std::optional<RoleAssignment> solved;
-  if (any_sender) {
-    try {
-      solved = assign_roles(strategy, input, server);
-    } catch (const std::invalid_argument&) {
-      // The strategy cannot run with these members (e.g. nobody reachable): no round with them.
+  if (strategy == Strategy::Planned && !server) {
+    // The planner's LP has many optima where members are alike, and which one it returns depends
+    // on the order it is given. Groups list their members in a random order (matchmaking shuffles
+    // it), so solved in group order the same members would get other roles every round. Solved in
+    // capacity order and mapped back, the same capacities always get the same roles.
+    const std::vector<std::size_t> order = canonical_order(input);
+    const planner::PlannerInput canonical = permuted(input, order);
+    std::vector<std::uint8_t> canonical_key = key_of(strategy, canonical, server);
+    auto it = canonical_.find(canonical_key);
+    if (it == canonical_.end()) {
+      if (canonical_.size() >= kMaxEntries) canonical_.clear();
+      it = canonical_.emplace(std::move(canonical_key), solve(strategy, canonical, server)).first;
+    } else {
+      ++hits_;
     }
+    if (it->second) solved = unpermuted(*it->second, order);
+  } else {
+    solved = solve(strategy, input, server);
   }
   if (cache_.size() >= kMaxEntries) {
     cache_.clear();

@@ -2,7 +2,10 @@
 // Remembers the roles solved for a group: solving the planner is the costly part of starting a
 // round, and a collaboration re-forms the same groups again and again. Roles are a pure function
 // of the strategy and the members' announced capacities (the planner is deterministic), so one
-// cache may serve every peer that a process hosts without changing any result.
+// cache may serve every peer that a process hosts without changing any result. Planned roles are
+// solved on the members in capacity order and mapped back, so a group's order (matchmaking
+// shuffles it) never changes who gets which role among members that differ (docs/interpretations.md
+// §27).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -12,6 +15,7 @@
 
 #include "core/averaging/role_assignment.h"
 #include "core/averaging/round_plan.h"
+#include "core/dht/record.h"
 
 namespace swarmlab::core::averaging {
 
@@ -48,7 +52,12 @@ class RolesCache {
     std::uint64_t part_bytes = 0;
     bool operator==(const PlanKey&) const = default;
   };
-  std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>> cache_;
+  std::optional<RoleAssignment> solve(Strategy strategy, const planner::PlannerInput& input,
+                                      std::optional<std::size_t> server);
+  // dht::BytesLess: std::less on byte vectors draws false GCC 12 warnings.
+  std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>, dht::BytesLess> cache_;
+  // Planned roles by the members' capacities in canonical order (roles()).
+  std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>, dht::BytesLess> canonical_;
   std::uint64_t generation_ = 0;
   std::optional<PlanKey> plan_key_;
   RoundPlan plan_;

@@ -18,6 +18,22 @@ struct DhtConfig {
   std::size_t num_replicas = 5;
   // A request with no reply after this long has failed (hivemind DHTNode wait_timeout: 3 s).
   Seconds request_timeout_s = 3.0;
+  // Value lookups that ask no more than they need (docs/interpretations.md §27):
+  // - once some node (or this one) returned the value, a FIND_VALUE lookup has reached the
+  //   replicas and keeps in flight only as many requests as it still needs replies holding the
+  //   value (at most α): a reply beyond those needed only costs a record on the wire. A request
+  //   unanswered after slow_request_s stops holding its slot, so a slow or dead node delays the
+  //   lookup by that much, not by the request timeout. Until then it keeps α in flight;
+  // - once some node returned the value, the lookup converges on the num_replicas closest nodes
+  //   (where stores put it) rather than k: a dictionary that fewer replicas hold than the lookup
+  //   asks for is not searched for across the whole window.
+  bool narrow_value_lookups = true;
+  Seconds slow_request_s = 1.0;
+  // A node that stores under a key again within this long stores to the replicas its last lookup
+  // of that key found, without looking them up again (a peer republishes its progress every few
+  // seconds). A replica that fails forgets them, and so does a node joining the routing table
+  // closer to the key than one of them; the next store then looks up afresh. 0: always look up.
+  Seconds replica_cache_s = 60.0;
 
   // Failing peers are banned: the n-th consecutive failure (n = 0 for the first) bans the peer
   // for blacklist_base_s · blacklist_backoff^n seconds (hivemind Blacklist: 5 · 2^n).

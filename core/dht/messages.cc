@@ -62,7 +62,7 @@ std::vector<Contact> get_contacts(Reader& r, const WireLimits& limits) {
   return out;
 }
 
-void put_record(Writer& w, const std::optional<Record>& record) {
+void put_record(Writer& w, const Record* record) {
   if (!record) {
     w.u8(kRecordNone);
   } else if (!record->is_dictionary()) {
@@ -110,14 +110,14 @@ std::optional<Record> get_record(Reader& r, const WireLimits& limits) {
 }
 
 // An upper bound on the encoded size, so encoding allocates once.
-std::size_t size_bound(const DhtMessage& m) {
+std::size_t size_bound(const DhtMessage& m, const Record* record) {
   std::size_t n = 64 + m.contacts.size() * (NodeId::kBytes + 5) + m.value.value.size();
   if (m.subkey) n += 10 + m.subkey->size();
-  if (m.record) {
-    if (!m.record->is_dictionary()) {
-      n += 20 + m.record->value().value.size();
+  if (record) {
+    if (!record->is_dictionary()) {
+      n += 20 + record->value().value.size();
     } else {
-      for (const auto& [subkey, v] : m.record->dictionary()) n += 28 + subkey.size() + v.value.size();
+      for (const auto& [subkey, v] : record->dictionary()) n += 28 + subkey.size() + v.value.size();
     }
   }
   return n;
@@ -125,8 +125,10 @@ std::size_t size_bound(const DhtMessage& m) {
 
 }  // namespace
 
-void encode(const DhtMessage& m, std::vector<std::uint8_t>& out) {
-  out.reserve(out.size() + size_bound(m));
+void encode(const DhtMessage& m, std::vector<std::uint8_t>& out) { encode(m, out, m.record ? &*m.record : nullptr); }
+
+void encode(const DhtMessage& m, std::vector<std::uint8_t>& out, const Record* record) {
+  out.reserve(out.size() + size_bound(m, record));
   Writer w(out);
   w.u8(static_cast<std::uint8_t>(ServiceId::Dht));
   w.u8(static_cast<std::uint8_t>(m.kind));
@@ -146,7 +148,7 @@ void encode(const DhtMessage& m, std::vector<std::uint8_t>& out) {
       put_contacts(w, m.contacts);
       break;
     case MessageKind::FindValueResponse:
-      put_record(w, m.record);
+      put_record(w, record);
       put_contacts(w, m.contacts);
       break;
     case MessageKind::StoreRequest:

@@ -15,6 +15,16 @@ struct DhtNode::Lookup {
   std::optional<Record> found;  // FIND_VALUE: the merge of every record returned so far
   std::size_t value_responses = 0;
   int value_hop = -1;  // hop of the first node that returned the value
+  // A narrowed FIND_VALUE lookup (config.h): its requests in flight and when each was sent; those
+  // older than slow_request_s no longer hold a slot. One timer at a time re-pumps the lookup when
+  // the next of them turns slow.
+  struct Sent {
+    NodeId asked;
+    Seconds at = 0;
+    bool slow = false;
+  };
+  std::vector<Sent> sent_at;
+  bool slow_timer = false;
   LookupDone done;
 };
 
@@ -62,9 +72,9 @@ DhtMessage DhtNode::header(MessageKind kind, std::uint64_t request_id) const {
   return m;
 }
 
-void DhtNode::send(PeerId to, const DhtMessage& m) {
+void DhtNode::send(PeerId to, const DhtMessage& m, const Record* record) {
   Message msg;
-  encode(m, msg.bytes);
+  encode(m, msg.bytes, record ? record : m.record ? &*m.record : nullptr);
   ++stats_.messages_sent;
   stats_.bytes_sent += msg.wire_size();
   env_.send(to, std::move(msg));
@@ -166,6 +176,7 @@ void DhtNode::heard_from(PeerId peer, const DhtMessage& m) {
   blacklist_.register_success(peer);
   if (m.sender_is_client) return;
   const RoutingTable::UpdateResult r = table_.update(Contact{m.sender, peer}, env_.now());
+  if (r.outcome == RoutingTable::Outcome::Added) forget_replicas_beaten_by(m.sender);
   if (!r.ping) return;
   // The bucket is full: keep the old entry unless it fails to answer a ping (fail_request then
   // removes it, which promotes the newcomer from the replacement cache).
@@ -184,9 +195,8 @@ void DhtNode::answer(PeerId from, const DhtMessage& request) {
       table_.closest(request.target, config_.bucket_size, &request.sender, r.contacts);
       break;
     case MessageKind::FindValueRequest:
-      if (const Record* held = storage_.find(request.target, env_.now())) r.record = *held;
       table_.closest(request.target, config_.bucket_size, &request.sender, r.contacts);
-      break;
+      return send(from, r, storage_.find(request.target, env_.now()));
     case MessageKind::StoreRequest:
       r.stored = storage_.store(request.target, request.subkey ? &*request.subkey : nullptr, request.value,
                                 env_.now());
@@ -212,6 +222,7 @@ void DhtNode::start_lookup(const NodeId& target, bool find_value, std::size_t wi
     lookup->found = std::move(local);
     lookup->value_responses = 1;
     lookup->value_hop = 0;
+    if (config_.narrow_value_lookups) lookup->shortlist.narrow_window(config_.num_replicas);
   }
   for (const Contact& c : table_.closest(target, config_.bucket_size)) lookup->shortlist.add(c, 1);
   table_.mark_looked_up(target, env_.now());
@@ -230,29 +241,56 @@ void DhtNode::pump(std::uint64_t lookup_id) {
     return;
   }
   const MessageKind kind = l.find_value ? MessageKind::FindValueRequest : MessageKind::FindNodeRequest;
+  // Narrowed once some node (or this one) returned the value: the lookup is among the replicas.
+  const bool narrow = l.find_value && config_.narrow_value_lookups && l.value_responses > 0;
+  if (narrow) {
+    const std::size_t needed = std::max<std::size_t>(1, l.options.sufficient_responses) - l.value_responses;
+    const auto slow =
+        static_cast<std::size_t>(std::count_if(l.sent_at.begin(), l.sent_at.end(), [](const auto& s) { return s.slow; }));
+    l.shortlist.set_alpha(std::min(config_.parallelism, needed + slow));
+  }
   while (const Shortlist::Candidate* c = l.shortlist.next()) {
     const Contact contact = c->contact(l.shortlist.target());
     DhtMessage m = header(kind, 0);
     m.target = l.shortlist.target();
     const bool sent = send_request(contact.peer, contact.id, std::move(m),
-                                   [this, lookup_id](const DhtMessage* reply, const Pending& request) {
+                                   [this, lookup_id](DhtMessage* reply, const Pending& request) {
                                      lookup_reply(lookup_id, *request.expected, reply);
                                    });
     if (sent) {
       l.shortlist.sent(contact.id);
       ++l.stats.requests;
+      if (l.find_value && config_.narrow_value_lookups) l.sent_at.push_back({contact.id, env_.now()});
     } else {
       l.shortlist.failed(contact.id);
       ++l.stats.failures;
     }
   }
-  if (l.shortlist.converged()) finish_lookup(lookup_id);
+  if (l.shortlist.converged()) return finish_lookup(lookup_id);
+  if (narrow && !l.slow_timer) {
+    // Wake when the oldest request still holding a slot turns slow.
+    std::optional<Seconds> oldest;
+    for (const auto& s : l.sent_at)
+      if (!s.slow && (!oldest || s.at < *oldest)) oldest = s.at;
+    if (oldest) {
+      l.slow_timer = true;
+      later(*oldest + config_.slow_request_s - env_.now(), [this, lookup_id, oldest = *oldest] {
+        auto it = lookups_.find(lookup_id);
+        if (it == lookups_.end()) return;
+        it->second->slow_timer = false;
+        for (auto& s : it->second->sent_at)
+          if (s.at <= oldest) s.slow = true;
+        pump(lookup_id);
+      });
+    }
+  }
 }
 
-void DhtNode::lookup_reply(std::uint64_t lookup_id, const NodeId& asked, const DhtMessage* reply) {
+void DhtNode::lookup_reply(std::uint64_t lookup_id, const NodeId& asked, DhtMessage* reply) {
   auto it = lookups_.find(lookup_id);
   if (it == lookups_.end()) return;  // finished already; a late reply only refreshed the table
   Lookup& l = *it->second;
+  std::erase_if(l.sent_at, [&](const auto& s) { return s.asked == asked; });
   if (!reply) {
     l.shortlist.failed(asked);
     ++l.stats.failures;
@@ -269,7 +307,7 @@ void DhtNode::lookup_reply(std::uint64_t lookup_id, const NodeId& asked, const D
     l.shortlist.add(contact, hop + 1);
   }
   if (l.find_value && reply->record) {
-    Record r = *reply->record;
+    Record r = std::move(*reply->record);
     if (r.drop_expired(env_.now())) {
       if (!l.found) {
         l.found = std::move(r);
@@ -278,6 +316,7 @@ void DhtNode::lookup_reply(std::uint64_t lookup_id, const NodeId& asked, const D
       }
       if (l.value_hop < 0) l.value_hop = hop;
       ++l.value_responses;
+      if (config_.narrow_value_lookups) l.shortlist.narrow_window(config_.num_replicas);
     }
   }
   pump(lookup_id);
@@ -361,20 +400,45 @@ void DhtNode::store_id(const NodeId& key, std::optional<Bytes> subkey, TimedValu
   op->subkey = std::move(subkey);
   op->value = std::move(value);
   op->done = std::move(done);
+  if (auto known = replicas_.find(key); known != replicas_.end()) {
+    if (env_.now() - known->second.found < config_.replica_cache_s) {
+      std::vector<Contact> targets = known->second.targets;
+      // Runs later, as a lookup would: callbacks never run inside the public call.
+      later(0, [this, op, targets = std::move(targets)]() mutable { store_to(op, std::move(targets)); });
+      return;
+    }
+    replicas_.erase(known);
+  }
   start_lookup(key, false, config_.num_replicas, {}, std::nullopt, [this, op](Lookup& l) {
     op->lookup = l.stats;
-    op->targets = l.shortlist.closest_responded(config_.bucket_size);
-    // This node holds a replica itself when it is among the num_replicas closest.
-    std::size_t ahead = 0;
-    for (const Contact& c : op->targets)
-      if (ahead < config_.num_replicas && closer(op->key, c.id, id_)) ++ahead;
-    op->wanted = config_.num_replicas;
-    if (ahead < config_.num_replicas && op->wanted > 0) {
-      --op->wanted;
-      if (storage_.store(op->key, op->subkey ? &*op->subkey : nullptr, op->value, env_.now())) ++op->accepted;
-    }
-    store_next(op);
+    std::vector<Contact> targets = l.shortlist.closest_responded(config_.bucket_size);
+    if (config_.replica_cache_s > 0) replicas_[op->key] = KnownReplicas{targets, env_.now()};
+    store_to(op, std::move(targets));
   });
+}
+
+void DhtNode::forget_replicas_beaten_by(const NodeId& newcomer) {
+  // A node closer to a key than one of its known replicas (or any node, while fewer are known than
+  // a store wants) is a replica the next store must find.
+  std::erase_if(replicas_, [&](const auto& known) {
+    const std::vector<Contact>& targets = known.second.targets;
+    const std::size_t n = std::min(targets.size(), config_.num_replicas);
+    return n < config_.num_replicas || closer(known.first, newcomer, targets[n - 1].id);
+  });
+}
+
+void DhtNode::store_to(const std::shared_ptr<StoreOp>& op, std::vector<Contact> targets) {
+  op->targets = std::move(targets);
+  // This node holds a replica itself when it is among the num_replicas closest.
+  std::size_t ahead = 0;
+  for (const Contact& c : op->targets)
+    if (ahead < config_.num_replicas && closer(op->key, c.id, id_)) ++ahead;
+  op->wanted = config_.num_replicas;
+  if (ahead < config_.num_replicas && op->wanted > 0) {
+    --op->wanted;
+    if (storage_.store(op->key, op->subkey ? &*op->subkey : nullptr, op->value, env_.now())) ++op->accepted;
+  }
+  store_next(op);
 }
 
 void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
@@ -389,10 +453,13 @@ void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
       if (reply) {
         ++op->answered;
         if (reply->stored) ++op->accepted;
+      } else {
+        replicas_.erase(op->key);  // the next store looks the replicas up again
       }
       store_next(op);  // a failed replica is replaced by the next closest node
     });
     if (sent) ++op->outstanding;
+    else replicas_.erase(op->key);  // banned meanwhile
   }
   if (op->outstanding == 0 && op->done) {
     StoreCallback done = std::move(op->done);
@@ -433,6 +500,7 @@ void DhtNode::refresh_bucket(int index) {
 void DhtNode::maintenance() {
   const Seconds now = env_.now();
   storage_.purge(now);
+  std::erase_if(replicas_, [&](const auto& e) { return now - e.second.found >= config_.replica_cache_s; });
   const Seconds longest_ban = config_.blacklist_base_s * std::pow(config_.blacklist_backoff, config_.blacklist_max_exponent);
   blacklist_.forget_older_than(now - longest_ban);
   for (int index : table_.stale_buckets(now, config_.bucket_refresh_interval_s)) refresh_bucket(index);

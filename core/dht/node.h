@@ -139,7 +139,7 @@ class DhtNode final : public Service {
   struct Pending;
   // Runs once per request: `reply` is nullptr when it failed. Handlers read what they need from
   // the request (the id asked, say) so their captures stay small enough not to allocate.
-  using ReplyHandler = std::function<void(const DhtMessage* reply, const Pending& request)>;
+  using ReplyHandler = std::function<void(DhtMessage* reply, const Pending& request)>;  // may take from `reply`
   struct Pending {
     PeerId peer = 0;
     std::optional<NodeId> expected;  // the id we believe answers at `peer`, if known
@@ -153,7 +153,8 @@ class DhtNode final : public Service {
   using LookupDone = std::function<void(Lookup&)>;
 
   DhtMessage header(MessageKind kind, std::uint64_t request_id) const;
-  void send(PeerId to, const DhtMessage& m);
+  // `record`, when given, is sent as m.record (a FindValue answer straight from storage).
+  void send(PeerId to, const DhtMessage& m, const Record* record = nullptr);
   // Sends a request and arranges for `on_reply` to run exactly once (reply, timeout or link
   // failure). Returns false without sending if the peer is banned.
   bool send_request(PeerId to, std::optional<NodeId> expected, DhtMessage m, ReplyHandler on_reply);
@@ -172,7 +173,7 @@ class DhtNode final : public Service {
   void start_lookup(const NodeId& target, bool find_value, std::size_t window, GetOptions options,
                     std::optional<Record> local, LookupDone done);
   void pump(std::uint64_t lookup_id);
-  void lookup_reply(std::uint64_t lookup_id, const NodeId& asked, const DhtMessage* reply);
+  void lookup_reply(std::uint64_t lookup_id, const NodeId& asked, DhtMessage* reply);
   void finish_lookup(std::uint64_t lookup_id);
   void store_next(const std::shared_ptr<StoreOp>& op);
 
@@ -193,6 +194,14 @@ class DhtNode final : public Service {
   std::uint64_t next_request_id_ = 1;
   bool timeout_armed_ = false;
   std::map<std::uint64_t, std::unique_ptr<Lookup>> lookups_;
+  // Per key this node stored under lately: the replicas its lookup found, closest first, and when.
+  struct KnownReplicas {
+    std::vector<Contact> targets;
+    Seconds found = 0;
+  };
+  std::map<NodeId, KnownReplicas> replicas_;
+  void store_to(const std::shared_ptr<StoreOp>& op, std::vector<Contact> targets);
+  void forget_replicas_beaten_by(const NodeId& newcomer);
   std::uint64_t next_lookup_id_ = 1;
   bool maintaining_ = false;
   Liveness last_heard_;

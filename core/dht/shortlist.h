@@ -7,6 +7,7 @@
 // left to ask). The hop of a node is how many sequential requests it took to hear of it: the
 // nodes from our own table are hop 1, those they return hop 2, and so on.
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -43,6 +44,11 @@ class Shortlist {
   // The next candidate to ask, if the window has one and fewer than α requests are in flight. The
   // caller must then call sent() or failed() for it.
   const Candidate* next() const;
+  // Changes α for the requests sent from now on (a value lookup narrows it, node.h).
+  void set_alpha(std::size_t alpha) { alpha_ = alpha; }
+  // Narrows the window the lookup converges on to the `k` closest (a value lookup that has found
+  // the value, node.h).
+  void narrow_window(std::size_t k) { k_ = std::min(k_, k); }
   void sent(const NodeId& id);
   void responded(const NodeId& id);
   void failed(const NodeId& id);

@@ -177,7 +177,9 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
     }
   }
   if (phase_ == Phase::Training) maybe_look_for_group(coordinator_->estimate(env_.now()));
-  if (phase_ != Phase::Syncing) schedule_fetch(next);
+  // While its round runs a peer can act on nothing the records say, and every record says the
+  // step is due, so reads would come at the shortest period; the round's end reads them at once.
+  if (phase_ != Phase::Syncing && !averaging()) schedule_fetch(next);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -404,6 +406,8 @@ const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking:
 }
 
 void CollaborativePeer::begin_round(const matchmaking::Group& group) {
+  env_.cancel(fetch_timer_);  // on_round_done reads the progress again
+  fetch_timer_ = 0;
   const planner::PlannerInput input = round_input(group);
   const averaging::RoleAssignment& roles = *roles_for(group, input);
   averaging::RoundPlan plan = config_.roles_cache->round_plan(

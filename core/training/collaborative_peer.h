@@ -163,6 +163,8 @@ class CollaborativePeer {
  private:
   bool trains() const { return config_.capacity.compute_sps > 0; }
   bool sequential() const { return !config_.dpu || config_.quota > 0; }
+  // Its group's round has begun (not merely formed and waiting for the step to be due).
+  bool averaging() const { return in_round_ && !waiting_group_; }
   void on_samples(std::uint64_t n);
   void report();
   void schedule_fetch(Seconds delay);

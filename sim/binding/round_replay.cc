@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "core/codec/codec.h"
 #include "core/wire.h"
@@ -45,8 +46,9 @@ class RoundReplay::PeerAverager final : public core::averaging::Averager {
 };
 
 RoundReplay::RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of,
-                         std::function<double(PeerId)> next_link_change)
-    : world_(world), link_of_(std::move(link_of)), next_link_change_(std::move(next_link_change)) {}
+                         std::function<double(PeerId)> next_link_change, std::function<double(PeerId, PeerId)> pair_cap)
+    : world_(world), link_of_(std::move(link_of)), next_link_change_(std::move(next_link_change)),
+      pair_cap_(std::move(pair_cap)) {}
 
 RoundReplay::~RoundReplay() { *alive_ = false; }
 
@@ -54,28 +56,45 @@ std::unique_ptr<core::averaging::Averager> RoundReplay::averager(core::Environme
   return std::make_unique<PeerAverager>(*this, env);
 }
 
-std::vector<std::uint8_t> RoundReplay::key_of(const RoundPlan& plan) const {
-  // Canonical: members by peer id. A member's span is known by its parts and its size in KiB (the
-  // largest-remainder split moves single elements between members from one group order to the
-  // next; they change no timing that matters).
+std::vector<std::uint8_t> RoundReplay::key_of(const RoundPlan& plan, std::vector<std::size_t>& position) const {
+  // Canonical: members by what they are in the round (link, whether they send, their span by its
+  // parts and its size in KiB; the largest-remainder split moves single elements between members
+  // from one group order to the next, which changes no timing that matters), ties in plan order.
+  // Peer ids are left out: alike peers are interchangeable.
+  const double bytes_per_element = core::codec::bytes_per_element(plan.codec);
+  struct Member {
+    LinkSpec link;
+    bool sends;
+    std::uint32_t parts;
+    std::uint64_t kib;
+    auto tuple() const { return std::make_tuple(link.download_bps, link.upload_bps, link.latency_s, sends, parts, kib); }
+  };
+  std::vector<Member> described(plan.size());
+  for (std::size_t m = 0; m < plan.size(); ++m)
+    described[m] = {link_of_(plan.members[m]), plan.sends(m), plan.parts_in_span(m),
+                    static_cast<std::uint64_t>(static_cast<double>(plan.span_length(m)) * bytes_per_element / 1024)};
   std::vector<std::size_t> order(plan.size());
   for (std::size_t m = 0; m < order.size(); ++m) order[m] = m;
-  std::sort(order.begin(), order.end(), [&plan](std::size_t a, std::size_t b) { return plan.members[a] < plan.members[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return described[a].tuple() < described[b].tuple(); });
+  position.assign(plan.size(), 0);
+  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
   std::vector<std::uint8_t> key;
   core::Writer w(key);
   w.u8(static_cast<std::uint8_t>(plan.codec));
   w.u64(plan.part_bytes);
-  const double bytes_per_element = core::codec::bytes_per_element(plan.codec);
   for (std::size_t m : order) {
-    const LinkSpec link = link_of_(plan.members[m]);
-    w.u32(plan.members[m]);
-    w.u8(plan.sends(m) ? 1 : 0);
-    w.u32(plan.parts_in_span(m));
-    w.u64(static_cast<std::uint64_t>(static_cast<double>(plan.span_length(m)) * bytes_per_element / 1024));
-    w.f64(link.download_bps);
-    w.f64(link.upload_bps);
-    w.f64(link.latency_s);
-    for (std::size_t j : order) w.f64(plan.pace(m, j));
+    const Member& d = described[m];
+    w.f64(d.link.download_bps);
+    w.f64(d.link.upload_bps);
+    w.f64(d.link.latency_s);
+    w.u8(d.sends ? 1 : 0);
+    w.u32(d.parts);
+    w.u64(d.kib);
+    for (std::size_t j : order) {
+      w.f64(plan.pace(m, j));
+      w.f64(m == j ? 0.0 : pair_cap_(plan.members[m], plan.members[j]));
+    }
   }
   return key;
 }
@@ -106,7 +125,7 @@ void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values
     r.received0.assign(n, 0);
     r.sent.assign(n, 0);
     r.received.assign(n, 0);
-    r.key = key_of(plan);
+    r.key = key_of(plan, r.position);
     const auto rec = recorded_.find(r.key);
     if (values.empty() && rec != recorded_.end() && quiet(r.members)) {
       r.mode = Mode::Replay;
@@ -169,11 +188,15 @@ void RoundReplay::member_finished(std::uint64_t id, std::size_t member) {
   if (++r.finished < r.members.size()) return;
   if (r.mode == Mode::Simulate && r.clean && !recorded_.count(r.key)) {
     Recorded rec;
-    for (std::size_t m = 0; m < r.members.size(); ++m) {
-      const PeerId p = r.members[m];
-      rec.finish[p] = std::max(0.0, r.finish_at[m] - r.last_start);
-      rec.sent[p] = r.sent[m];
-      rec.received[p] = r.received[m];
+    const std::size_t n = r.members.size();
+    rec.finish.assign(n, 0);
+    rec.sent.assign(n, 0);
+    rec.received.assign(n, 0);
+    for (std::size_t m = 0; m < n; ++m) {
+      const std::size_t k = r.position[m];
+      rec.finish[k] = std::max(0.0, r.finish_at[m] - r.last_start);
+      rec.sent[k] = r.sent[m];
+      rec.received[k] = r.received[m];
     }
     recorded_.emplace(r.key, std::move(rec));
     ++stats_.recorded;
@@ -185,7 +208,7 @@ void RoundReplay::replay_all(std::uint64_t id) {
   Round& r = rounds_.at(id);
   const core::Seconds started = r.last_start;  // every member's outcome counts from the last start
   core::Seconds longest = 0;
-  for (const auto& [p, f] : r.recorded->finish) longest = std::max(longest, f);
+  for (const core::Seconds f : r.recorded->finish) longest = std::max(longest, f);
   const core::Seconds end = started + longest;
   for (PeerId p : r.members)
     if (next_link_change_(p) <= end) return convert(id);  // the links change mid-round: simulate it
@@ -195,9 +218,10 @@ void RoundReplay::replay_all(std::uint64_t id) {
     core::Environment& env = s.averager->env();
     const PeerId peer = env.self();
     std::shared_ptr<bool> averager_alive = s.averager->alive();
-    const std::uint64_t sent = r.recorded->sent.at(peer), received = r.recorded->received.at(peer);
+    const std::size_t k = r.position[m];
+    const std::uint64_t sent = r.recorded->sent[k], received = r.recorded->received[k];
     world_.charge(peer, sent, 0);
-    env.schedule(r.recorded->finish.at(peer), [this, id, member = m, peer, received, started, done = std::move(s.done),
+    env.schedule(r.recorded->finish[k], [this, id, member = m, peer, received, started, done = std::move(s.done),
                                          alive = alive_, averager_alive = std::move(averager_alive)] {
       if (!*alive || !*averager_alive) return;
       RoundOutcome o;

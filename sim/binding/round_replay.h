@@ -9,8 +9,10 @@
 // How: every peer averages through a RoundReplay::averager, which hands rounds to the core's
 // AveragingService unless it can replay them.
 // - A round is replayed when a round with the same plan and links has been recorded (the same
-//   members with the same roles and links: which member sends, how many parts of how many KiB it
-//   reduces, how it paces; the order the group lists them in does not matter), every member
+//   roles and links: which member sends, how many parts of how many KiB it reduces, its access
+//   link, how it paces to each other member and the pair caps between them; neither the order the
+//   group lists them in nor which peers they are matters, so two alike peers that swap roles
+//   replay the same recording, each as the other did), every member
 //   is up, no member's link carries other bulk traffic when the first member starts it, and no
 //   member's link changes before the replayed round would end. Each member then finishes when the
 //   recorded round's member did, counted from the moment the last member started (members may
@@ -51,7 +53,9 @@ class RoundReplay {
  public:
   // `link_of(peer)`: the peer's access link now. `next_link_change(peer)`: when it next changes
   // (a bandwidth trace; +infinity if never): a round that would still run then is simulated.
-  RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of, std::function<double(PeerId)> next_link_change);
+  // `pair_cap(from, to)`: the network's cap on that ordered pair (+infinity: none).
+  RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of, std::function<double(PeerId)> next_link_change,
+              std::function<double(PeerId, PeerId)> pair_cap);
   ~RoundReplay();
   RoundReplay(const RoundReplay&) = delete;
   RoundReplay& operator=(const RoundReplay&) = delete;
@@ -77,14 +81,16 @@ class RoundReplay {
     core::averaging::ButterflyRound::Done done;
   };
   // Per member, by peer id (groups list their members in a different order every time).
+  // Per member in canonical order (Round::canonical).
   struct Recorded {
-    std::map<PeerId, core::Seconds> finish;  // after the last member started
-    std::map<PeerId, std::uint64_t> sent, received;
+    std::vector<core::Seconds> finish;  // after the last member started
+    std::vector<std::uint64_t> sent, received;
   };
   struct Round {
     Mode mode = Mode::Simulate;
     std::vector<std::uint8_t> key;
     std::vector<PeerId> members;
+    std::vector<std::size_t> position;      // per member: its place in the key's canonical order
     bool clean = true;
     std::size_t started = 0, finished = 0;
     core::Seconds last_start = 0;
@@ -100,7 +106,8 @@ class RoundReplay {
 
   void start(PeerAverager& a, core::averaging::RoundPlan plan, std::span<float> values, core::averaging::Timeouts timeouts,
              core::averaging::ButterflyRound::Done done);
-  std::vector<std::uint8_t> key_of(const core::averaging::RoundPlan& plan) const;
+  // The round's key, and each member's place in its canonical order.
+  std::vector<std::uint8_t> key_of(const core::averaging::RoundPlan& plan, std::vector<std::size_t>& position) const;
   bool quiet(const std::vector<PeerId>& members) const;
   void simulate(std::uint64_t round_id, std::size_t member, Start s);
   void on_simulated(std::uint64_t round_id, std::size_t member, const core::averaging::RoundOutcome& outcome,
@@ -113,6 +120,7 @@ class RoundReplay {
   SimWorld& world_;
   std::function<LinkSpec(PeerId)> link_of_;
   std::function<double(PeerId)> next_link_change_;
+  std::function<double(PeerId, PeerId)> pair_cap_;
   std::map<std::uint64_t, Round> rounds_;                    // in flight, by round id
   std::map<std::vector<std::uint8_t>, Recorded> recorded_;
   ReplayStats stats_;

@@ -6,9 +6,25 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/service_ids.h"
+
 namespace swarmlab::sim {
 
 using core::PeerId;
+
+namespace {
+
+// Coordination traffic (docs/interpretations.md §27): messages of the services that never carry a round's
+// payload or a state. The network may carry them outside its bandwidth sharing.
+bool is_coordination(const core::Message& m) {
+  using core::ServiceId;
+  const auto service = core::peek_service(m.bytes);
+  return m.virtual_bytes == 0 && service &&
+         (*service == ServiceId::Dht || *service == ServiceId::Matchmaking || *service == ServiceId::Progress ||
+          *service == ServiceId::Raft);
+}
+
+}  // namespace
 
 class SimWorld::PeerEnvironment final : public core::Environment {
  public:
@@ -49,13 +65,14 @@ class SimWorld::PeerEnvironment final : public core::Environment {
       contacts_.insert(to);
       dst.contacts_.insert(id_);
     }
+    const bool control = is_coordination(message);
     auto shared = std::make_shared<core::Message>(std::move(message));
     const std::uint64_t from_epoch = epoch_;
     const std::uint64_t to_epoch = dst.epoch_;
     in_flight_ += bytes;
     dst.in_flight_ += bytes;
-    world_.network_.transmit(id_, to, bytes, [this, to, from_epoch, to_epoch, shared, bytes, refused,
-                                              refusal_noticed](const TransferOutcome& o) {
+    Network::Done done = [this, to, from_epoch, to_epoch, shared, bytes, refused,
+                          refusal_noticed](const TransferOutcome& o) {
       world_.landed(id_, to, bytes);
       if (o.delivered) {
         if (world_.trace_)
@@ -69,7 +86,9 @@ class SimWorld::PeerEnvironment final : public core::Environment {
         world_.link_broke(id_, from_epoch, to, to_epoch);
         world_.link_broke(to, to_epoch, id_, from_epoch);
       }
-    });
+    };
+    if (control) world_.network_.transmit_control(id_, to, bytes, std::move(done));
+    else world_.network_.transmit(id_, to, bytes, std::move(done));
   }
   void set_sink(core::Service* sink) override { sink_ = sink; }
   void set_pacing(PeerId to, double bits_per_s) override {

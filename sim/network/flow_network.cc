@@ -17,8 +17,9 @@ void check_rate(double bps, const char* what) {
 
 }  // namespace
 
-FlowNetwork::FlowNetwork(Engine& engine, std::vector<LinkSpec> links)
-    : engine_(engine), links_(std::move(links)), up_(links_.size(), true), up_epoch_(links_.size(), 0),
+FlowNetwork::FlowNetwork(Engine& engine, std::vector<LinkSpec> links, std::uint64_t control_bypass_bytes)
+    : engine_(engine), links_(std::move(links)), control_bypass_bytes_(control_bypass_bytes), up_(links_.size(), true),
+      up_epoch_(links_.size(), 0),
       resources_(2 * links_.size()), connections_of_peer_(links_.size()) {
   for (PeerId p = 0; p < links_.size(); ++p) {
     check_rate(links_[p].upload_bps, "upload");
@@ -102,6 +103,14 @@ void FlowNetwork::free_transfer(Index t) {
 }
 
 void FlowNetwork::transmit(PeerId from, PeerId to, std::uint64_t bytes, Done done) {
+  send(from, to, bytes, std::move(done), false);
+}
+
+void FlowNetwork::transmit_control(PeerId from, PeerId to, std::uint64_t bytes, Done done) {
+  send(from, to, bytes, std::move(done), bytes <= control_bypass_bytes_);
+}
+
+void FlowNetwork::send(PeerId from, PeerId to, std::uint64_t bytes, Done done, bool bypass) {
   check_peer(from);
   check_peer(to);
   if (!up_[from] || !up_[to]) {
@@ -113,15 +122,50 @@ void FlowNetwork::transmit(PeerId from, PeerId to, std::uint64_t bytes, Done don
     return;
   }
   const Index c = connection_for(from, to);
-  const Index t = new_transfer(bytes, std::move(done));
   Connection& conn = connections_[c];
+  if (bypass && conn.head == kNone) {
+    if (const double rate = extra_flow_rate(from, to); rate > 0) {
+      const Seconds now = engine_.now();
+      conn.small_busy_until = std::max(now, conn.small_busy_until) + 8.0 * static_cast<double>(bytes) / rate;
+      const Index t = new_transfer(bytes, std::move(done));
+      Transfer& tr = transfers_[t];
+      tr.started = now;
+      tr.from = from;
+      tr.to = to;
+      tr.epoch_from = up_epoch_[from];
+      tr.epoch_to = up_epoch_[to];
+      engine_.at(conn.small_busy_until + path_latency(from, to), [this, t] { deliver(t); });
+      return;
+    }
+  }
+  const Index t = new_transfer(bytes, std::move(done));
   if (conn.tail == kNone) {
     conn.head = conn.tail = t;
   } else {
     transfers_[conn.tail].next = t;
     conn.tail = t;
   }
-  if (conn.flow == kNone) start_head(c);
+  if (conn.flow == kNone && !conn.head_waits) start_when_free(c);
+}
+
+void FlowNetwork::start_when_free(Index c) {
+  Connection& conn = connections_[c];
+  if (conn.small_busy_until <= engine_.now()) return start_head(c);
+  conn.head_waits = true;
+  engine_.at(conn.small_busy_until, [this, c] {
+    Connection& waiting = connections_[c];
+    if (!waiting.head_waits) return;  // the connection failed meanwhile
+    waiting.head_waits = false;
+    if (waiting.head != kNone && waiting.flow == kNone) start_head(c);
+  });
+}
+
+double FlowNetwork::extra_flow_rate(PeerId from, PeerId to) const {
+  auto share = [&](Index r) { return resources_[r].capacity_bps / static_cast<double>(resources_[r].flows.size() + 1); };
+  double rate = std::min(share(upload_resource(from)), share(download_resource(to)));
+  for (const auto* table : {&pair_resource_, &pacing_resource_})
+    if (auto it = table->find(pair_key(from, to)); it != table->end()) rate = std::min(rate, share(it->second));
+  return rate;
 }
 
 void FlowNetwork::start_head(Index c) {
@@ -370,6 +414,8 @@ void FlowNetwork::fail_connection(Index c) {
     free_transfer(t);
   }
   conn.tail = kNone;
+  conn.head_waits = false;
+  conn.small_busy_until = 0;  // small messages on the wire are voided at delivery (epochs)
 }
 
 void FlowNetwork::set_peer_up(PeerId peer, bool up) {

@@ -9,6 +9,14 @@
 // end of the current instant, so a burst of transfers started at one moment costs one
 // recomputation. A connection that already has its next message queued keeps its rate: in a
 // fluid model a back-to-back message does not change anyone's share.
+//
+// Coordination messages (transmit_control, at most control_bypass_bytes) sent on a connection with
+// nothing queued do not join the sharing: each leaves at what one more flow would get on its
+// resources (each resource's capacity over its flows plus one, the least of them) and arrives
+// one-way latency later. Messages sent behind one on the same connection wait for it, so order
+// per connection holds. The bulk flows' rates ignore them: they move a few KB against MB, and
+// recomputing every rate around each of them cost more than anything else in coordination-heavy
+// runs (docs/interpretations.md §27).
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -21,10 +29,13 @@ namespace swarmlab::sim {
 
 class FlowNetwork final : public Network {
  public:
-  FlowNetwork(Engine& engine, std::vector<LinkSpec> links);
+  // The default bound on coordination messages carried outside the sharing; 0: none are.
+  static constexpr std::uint64_t kControlBypassBytes = 64 << 10;
+  FlowNetwork(Engine& engine, std::vector<LinkSpec> links, std::uint64_t control_bypass_bytes = kControlBypassBytes);
 
   std::string_view name() const override { return "flow"; }
   void transmit(PeerId from, PeerId to, std::uint64_t bytes, Done done) override;
+  void transmit_control(PeerId from, PeerId to, std::uint64_t bytes, Done done) override;
   void set_peer_up(PeerId peer, bool up) override;
   void set_capacity(PeerId peer, double download_bps, double upload_bps) override;
   void set_pair_cap(PeerId from, PeerId to, double bps) override;
@@ -59,6 +70,10 @@ class FlowNetwork final : public Network {
     Index head = kNone, tail = kNone;  // queued transfers; the head is on the wire when flow != kNone
     Index flow = kNone;
     Seconds head_started = 0;
+    // Coordination messages on the wire outside the sharing: the last of them leaves at this time,
+    // and a message queued behind them starts then (head_waits: its start is scheduled).
+    Seconds small_busy_until = 0;
+    bool head_waits = false;
   };
   // Ordered pair -> connection: open addressing, linear probing; never erased, never iterated.
   class PairIndex {
@@ -105,6 +120,10 @@ class FlowNetwork final : public Network {
   Seconds path_latency(PeerId from, PeerId to) const { return links_[from].latency_s + links_[to].latency_s; }
   Index connection_for(PeerId from, PeerId to);
   void start_head(Index connection);
+  // Starts the head of the queue now, or when the small messages before it have left.
+  void start_when_free(Index connection);
+  // What one more flow from `from` to `to` would get now (0 when a resource has no capacity).
+  double extra_flow_rate(PeerId from, PeerId to) const;
   void on_finish(Index flow);
   void attach(Index flow);
   void detach(Index flow);
@@ -119,6 +138,9 @@ class FlowNetwork final : public Network {
 
   Engine& engine_;
   std::vector<LinkSpec> links_;
+  std::uint64_t control_bypass_bytes_;
+  // transmit() and transmit_control(): `bypass` lets a small enough message skip the sharing.
+  void send(PeerId from, PeerId to, std::uint64_t bytes, Done done, bool bypass);
   std::vector<bool> up_;
   std::vector<std::uint64_t> up_epoch_;  // bumped when a peer goes down: voids deliveries in flight
   std::vector<Resource> resources_;

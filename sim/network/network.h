@@ -43,6 +43,12 @@ class Network {
   // Sends `bytes` from `from` to `to` after everything queued earlier on the same ordered pair.
   // `done` runs once: when the last byte arrives, or when either end goes down first.
   virtual void transmit(PeerId from, PeerId to, std::uint64_t bytes, Done done) = 0;
+  // The same for coordination traffic (DHT, matchmaking, progress: small messages, never the
+  // payload of a round). A backend may carry it outside its bandwidth sharing; by default it is
+  // a message like any other.
+  virtual void transmit_control(PeerId from, PeerId to, std::uint64_t bytes, Done done) {
+    transmit(from, to, bytes, std::move(done));
+  }
 
   // A peer going down aborts every transfer from or to it; coming up makes it reachable again.
   virtual void set_peer_up(PeerId peer, bool up) = 0;

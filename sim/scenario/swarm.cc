@@ -1,6 +1,8 @@
 #include "sim/scenario/swarm.h"
 
 #include <limits>
+#include <map>
+#include <utility>
 #include <stdexcept>
 
 #include "core/training/dht_coordinator.h"
@@ -44,6 +46,9 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
   // A replayed round moves its members' bytes only; relayed rounds load the relays too.
   if (options_.replay_rounds && options_.backend == "flow" && !reachability_) {
     const double g = options_.transport.goodput_fraction;
+    std::map<std::pair<PeerId, PeerId>, double> caps;
+    for (const auto& cap : sc.pair_caps)  // as the network sets them: the last one holds
+      caps[{static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to)}] = cap.bps * g;
     replay_ = std::make_unique<RoundReplay>(
         *world_,
         [this, g](PeerId p) {
@@ -55,6 +60,10 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
           for (const auto& e : sc_.bandwidth.events)
             if (e.time_s > engine_.now() && e.time_s < next && e.peer == sc_.peers[p].name) next = e.time_s;
           return next;
+        },
+        [caps = std::move(caps)](PeerId from, PeerId to) {
+          const auto it = caps.find({from, to});
+          return it == caps.end() ? std::numeric_limits<double>::infinity() : it->second;
         });
   }
   if (sc.auth) auth_ = std::make_unique<SimAuth>(*sc.auth, n, sc.seed);

@@ -41,7 +41,7 @@ void BM_AlbertOracle(benchmark::State& state) { run_albert(state, swarmlab::scen
 BENCHMARK(BM_AlbertOracle)->Arg(48)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 // Every peer coordinates itself through the DHT. 2 h for a quick figure; 48 h is the target's run
-// (minutes today).
+// (about four minutes on the 2-core VM; README.md, "Training").
 void BM_AlbertDht(benchmark::State& state) { run_albert(state, swarmlab::scenarios::Coordination::Dht); }
 BENCHMARK(BM_AlbertDht)->Arg(2)->Arg(48)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 

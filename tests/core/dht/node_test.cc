@@ -324,5 +324,71 @@ TEST(DhtNode, CountsTraffic) {
   EXPECT_EQ(sent, received);  // nothing is lost in the memory world (no faults set)
 }
 
+// docs/interpretations.md §27: a read that merges two replicas asks for what it still needs once
+// the first answer holding the value came back, instead of keeping α requests in flight.
+TEST(DhtNode, AReadOfTwoReplicasAsksNoMoreThanItsFirstRound) {
+  // The same 20 reads, narrowed and with α in flight to the end.
+  auto reads = [](bool narrow) {
+    DhtConfig config;
+    config.narrow_value_lookups = narrow;
+    Network net(40, config);
+    for (PeerId p = 0; p < 6; ++p) {
+      net.nodes[p]->store("progress", b("peer" + std::to_string(p)), b("x"), net.world.now() + 600,
+                          [](const StoreResult&) {});
+      net.world.run_for(2);
+    }
+    GetOptions two;
+    two.sufficient_responses = 2;
+    std::vector<int> requests;
+    for (PeerId reader = 10; reader < 30; ++reader) {
+      auto [record, stats] = net.get(reader, "progress", two);
+      EXPECT_TRUE(record.has_value());
+      if (record) EXPECT_EQ(record->dictionary().size(), 6u);
+      requests.push_back(stats.requests);
+    }
+    return requests;
+  };
+  const std::vector<int> narrowed = reads(true), wide = reads(false);
+  int total_narrowed = 0, total_wide = 0;
+  for (std::size_t k = 0; k < narrowed.size(); ++k) {
+    EXPECT_LE(narrowed[k], static_cast<int>(DhtConfig{}.parallelism)) << "read " << k;
+    total_narrowed += narrowed[k];
+    total_wide += wide[k];
+  }
+  EXPECT_LT(total_narrowed, total_wide);
+}
+
+// docs/interpretations.md §27: a second store under a key within replica_cache_s goes straight to
+// the replicas the first one found; a failed replica makes the next store look them up again.
+TEST(DhtNode, StoresReuseTheReplicasTheyFoundUntilOneFails) {
+  Network net(30);
+  const StoreResult first = net.store(4, "k", "v1");
+  EXPECT_GT(first.lookup.requests, 0);
+  EXPECT_EQ(first.replicas, 5u);
+  const std::uint64_t finds = net.nodes[4]->stats().find_requests;
+  const StoreResult second = net.store(4, "k", "v2", 700);  // 30 s later: within 60 s
+  EXPECT_EQ(second.lookup.requests, 0);
+  EXPECT_EQ(second.replicas, 5u);
+  EXPECT_EQ(net.nodes[4]->stats().find_requests, finds);
+  EXPECT_EQ(net.holders("k"), net.closest("k", 5));
+  // A replica dies: the store that finds out fills its place from the spares, and the next store
+  // looks up again.
+  PeerId victim = net.closest("k", 5).front() == 4 ? net.closest("k", 5)[1] : net.closest("k", 5).front();
+  net.world.take_down(victim);
+  net.store(4, "k", "v3", 800);
+  const StoreResult after = net.store(4, "k", "v4", 900);
+  EXPECT_GT(after.lookup.requests, 0);
+  EXPECT_EQ(net.holders("k"), net.closest("k", 5));
+  EXPECT_EQ(net.get(7, "k").first->value().value, b("v4"));
+}
+
+TEST(DhtNode, WithoutTheReplicaCacheEveryStoreLooksUp) {
+  DhtConfig config;
+  config.replica_cache_s = 0;
+  Network net(30, config);
+  net.store(4, "k", "v1");
+  EXPECT_GT(net.store(4, "k", "v2", 700).lookup.requests, 0);
+}
+
 }  // namespace
 }  // namespace swarmlab::core::dht

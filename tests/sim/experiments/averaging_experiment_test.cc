@@ -110,10 +110,11 @@ TEST(AveragingExperiment, APeerThatDiedForGoodDoesNotHoldUpLaterDhtRounds) {
   const AveragingRunResult r = run_averaging(sc, cfg);
   ASSERT_EQ(r.rounds.size(), 6u);
   EXPECT_EQ(r.rounds[1].failures, 1u);
-  const double healthy = r.rounds[1].started_s - r.rounds[0].started_s;
   for (std::size_t k = 2; k < r.rounds.size(); ++k) {
     EXPECT_EQ(r.rounds[k].participants, 3u) << "round " << k;
-    EXPECT_LT(r.rounds[k].started_s - r.rounds[k - 1].started_s, healthy + 0.2) << "round " << k;
+    // A healthy round follows the last within 0.15-0.6 s here (a progress read at the shortest
+    // period may or may not be needed); waiting out the declaration took 5 s.
+    EXPECT_LT(r.rounds[k].started_s - r.rounds[k - 1].started_s, 1.0) << "round " << k;
   }
 }
 

@@ -266,5 +266,66 @@ TEST(FlowNetwork, ResultsMatchTheRecordedTraceBitForBit) {
   EXPECT_EQ(t.fingerprint, 0xc7ddfc3b88e003b5ull);
 }
 
+// Coordination messages (DHT, matchmaking) outside the sharing: one leaves at what one more flow
+// would get and does not slow the bulk flow beside it.
+TEST(FlowNetwork, AControlMessageLeavesAtTheShareOfOneMoreFlowAndSlowsNoBulkFlow) {
+  Engine e;
+  FlowNetwork net(e, {link(100, 10), link(100, 100), link(100, 100, 0.010)});
+  Recorder bulk, small;
+  net.transmit(0, 1, 10 * kMbit, bulk.done());
+  e.at(0.5, [&] { net.transmit_control(0, 2, 1250, small.done()); });  // 10 kbit
+  e.run();
+  // The uplink's share with one more flow: 10 Mb/s / 2; 10 kbit take 2 ms, then 10 ms latency.
+  EXPECT_NEAR(small.outcomes.at(0).finished, 0.5 + 0.002 + 0.010, 1e-12);
+  EXPECT_NEAR(small.outcomes.at(0).started, 0.5, 1e-12);
+  EXPECT_NEAR(bulk.outcomes.at(0).finished, 1.0, 1e-12);  // 10 Mbit at 10 Mb/s throughout
+  EXPECT_EQ(net.bytes_delivered(), 10 * kMbit + 1250);
+}
+
+TEST(FlowNetwork, MessagesKeepTheirOrderBehindAControlMessageOnTheSameConnection) {
+  Engine e;
+  FlowNetwork net(e, {link(100, 8), link(100, 100)});
+  std::vector<int> order;
+  std::vector<double> finished;
+  auto done = [&](int which) {
+    return [&, which](const TransferOutcome& o) {
+      order.push_back(which);
+      finished.push_back(o.finished);
+    };
+  };
+  net.transmit_control(0, 1, 1000, done(0));  // 8 kbit at 8 Mb/s, 1 ms
+  net.transmit(0, 1, 1 * kMbit, done(1));     // waits for it, then 125 ms
+  net.transmit_control(0, 1, 1000, done(2));  // queued behind a flow: follows it as one, 1 ms
+  e.run();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  EXPECT_NEAR(finished.at(0), 0.001, 1e-12);
+  EXPECT_NEAR(finished.at(1), 0.126, 1e-12);
+  EXPECT_NEAR(finished.at(2), 0.127, 1e-12);
+}
+
+TEST(FlowNetwork, AControlMessageToAPeerThatWentDownIsNotDelivered) {
+  Engine e;
+  FlowNetwork net(e, {link(100, 8), link(100, 100, 0.050)});
+  Recorder r;
+  net.transmit_control(0, 1, 1000, r.done());
+  e.at(0.010, [&] { net.set_peer_up(1, false); });  // while it travels
+  e.run();
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  EXPECT_FALSE(r.outcomes[0].delivered);
+  EXPECT_EQ(net.bytes_delivered(), 0u);
+}
+
+TEST(FlowNetwork, AControlMessageAboveTheBoundIsAFlow) {
+  Engine e;
+  FlowNetwork net(e, {link(100, 10), link(100, 100), link(100, 100)}, 1000);
+  Recorder bulk, large;
+  net.transmit(0, 1, 1 * kMbit, bulk.done());
+  net.transmit_control(0, 2, 1 * kMbit, large.done());
+  e.run();
+  // Two flows share the 10 Mb/s uplink: both take 0.2 s.
+  EXPECT_NEAR(bulk.outcomes.at(0).finished, 0.2, 1e-12);
+  EXPECT_NEAR(large.outcomes.at(0).finished, 0.2, 1e-12);
+}
+
 }  // namespace
 }  // namespace swarmlab::sim
