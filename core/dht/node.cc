@@ -274,7 +274,8 @@ void DhtNode::pump(std::uint64_t lookup_id) {
       if (!s.slow && (!oldest || s.at < *oldest)) oldest = s.at;
     if (oldest) {
       l.slow_timer = true;
-      later(*oldest + config_.slow_request_s - env_.now(), [this, lookup_id, oldest = *oldest] {
+      // A request sent before the lookup narrowed may be slow already: then at once.
+      later(std::max(0.0, *oldest + config_.slow_request_s - env_.now()), [this, lookup_id, oldest = *oldest] {
         auto it = lookups_.find(lookup_id);
         if (it == lookups_.end()) return;
         it->second->slow_timer = false;

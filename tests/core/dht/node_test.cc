@@ -390,5 +390,27 @@ TEST(DhtNode, WithoutTheReplicaCacheEveryStoreLooksUp) {
   EXPECT_GT(net.store(4, "k", "v2", 700).lookup.requests, 0);
 }
 
+// A request sent before a read narrowed can be older than slow_request_s by the time the first
+// answer holding the value arrives (here: 1.2 s round trips, a replica gone silently): the read
+// must go on, not schedule its next wake-up in the past.
+TEST(DhtNode, ANarrowedReadWithARequestAlreadySlowFinishes) {
+  Network net(30, {}, /*latency=*/0.6);
+  for (PeerId p = 0; p < 4; ++p) {
+    net.nodes[p]->store("progress", b("peer" + std::to_string(p)), b("x"), net.world.now() + 600,
+                        [](const StoreResult&) {});
+    net.world.run_for(10);
+  }
+  const std::vector<PeerId> replicas = net.closest("progress", 5);
+  net.world.take_down(replicas.front(), /*silent=*/true);
+  GetOptions two;
+  two.sufficient_responses = 2;
+  for (PeerId reader = 10; reader < 20; ++reader) {
+    if (std::find(replicas.begin(), replicas.end(), reader) != replicas.end()) continue;
+    auto [record, stats] = net.get(reader, "progress", two);
+    ASSERT_TRUE(record.has_value()) << reader;
+    EXPECT_EQ(record->dictionary().size(), 4u);
+  }
+}
+
 }  // namespace
 }  // namespace swarmlab::core::dht
