@@ -33,7 +33,9 @@ struct DhtConfig {
   // of that key found, without looking them up again (a peer republishes its progress every few
   // seconds). A replica that fails forgets them, and so does a node joining the routing table
   // closer to the key than one of them; the next store then looks up afresh. 0: always look up.
-  Seconds replica_cache_s = 60.0;
+  // Off by default: with it on, a live test (LiveSwarm.APeerKilledForGoodIsLeftOutOfLaterRounds...)
+  // failed on a clean build and the cause is not yet understood (docs/interpretations.md §27).
+  Seconds replica_cache_s = 0.0;
 
   // Failing peers are banned: the n-th consecutive failure (n = 0 for the first) bans the peer
   // for blacklist_base_s · blacklist_backoff^n seconds (hivemind Blacklist: 5 · 2^n).

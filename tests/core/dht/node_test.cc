@@ -361,7 +361,9 @@ TEST(DhtNode, AReadOfTwoReplicasAsksNoMoreThanItsFirstRound) {
 // docs/interpretations.md §27: a second store under a key within replica_cache_s goes straight to
 // the replicas the first one found; a failed replica makes the next store look them up again.
 TEST(DhtNode, StoresReuseTheReplicasTheyFoundUntilOneFails) {
-  Network net(30);
+  DhtConfig config;
+  config.replica_cache_s = 60;
+  Network net(30, config);
   const StoreResult first = net.store(4, "k", "v1");
   EXPECT_GT(first.lookup.requests, 0);
   EXPECT_EQ(first.replicas, 5u);
