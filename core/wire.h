@@ -12,6 +12,17 @@
 
 namespace swarmlab::core {
 
+// Byte-wise lexicographic order of byte strings (map keys). Spelled out because GCC 12 warns falsely
+// (-Wstringop-overread) on std::less<std::vector<std::uint8_t>>.
+struct BytesLess {
+  bool operator()(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) const {
+    const std::size_t n = a.size() < b.size() ? a.size() : b.size();
+    for (std::size_t i = 0; i < n; ++i)
+      if (a[i] != b[i]) return a[i] < b[i];
+    return a.size() < b.size();
+  }
+};
+
 class DecodeError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -37,7 +37,7 @@ std::vector<std::uint8_t> key_of(Strategy strategy, const planner::PlannerInput&
   return key;
 }
 
-// Members by their capacities (ties in group order): canonical[a] is the group index of the a-th.
+// Members by their capacities (ties in group order): order[a] is the group index of the a-th.
 std::vector<std::size_t> canonical_order(const planner::PlannerInput& input) {
   std::vector<std::size_t> order(input.peers.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -49,37 +49,33 @@ std::vector<std::size_t> canonical_order(const planner::PlannerInput& input) {
   return order;
 }
 
+// The inverse permutation: position[order[a]] = a.
+std::vector<std::size_t> inverse(const std::vector<std::size_t>& order) {
+  std::vector<std::size_t> position(order.size());
+  for (std::size_t a = 0; a < order.size(); ++a) position[order[a]] = a;
+  return position;
+}
+
+// out[a] = v[order[a]] (and the same on both indices of a matrix); empty stays empty.
+template <typename T>
+std::vector<T> permute(const std::vector<T>& v, const std::vector<std::size_t>& order) {
+  if (v.empty()) return v;
+  std::vector<T> out(order.size());
+  for (std::size_t a = 0; a < order.size(); ++a) out[a] = v[order[a]];
+  return out;
+}
+
 template <typename T>
 std::vector<std::vector<T>> permute_matrix(const std::vector<std::vector<T>>& m, const std::vector<std::size_t>& order) {
-  if (m.empty()) return m;
-  std::vector<std::vector<T>> out(order.size(), std::vector<T>(order.size()));
-  for (std::size_t a = 0; a < order.size(); ++a)
-    for (std::size_t b = 0; b < order.size(); ++b) out[a][b] = m[order[a]][order[b]];
-  return out;
-}
-
-template <typename T>
-std::vector<std::vector<T>> unpermute_matrix(const std::vector<std::vector<T>>& m, const std::vector<std::size_t>& order) {
-  if (m.empty()) return m;
-  std::vector<std::vector<T>> out(order.size(), std::vector<T>(order.size()));
-  for (std::size_t a = 0; a < order.size(); ++a)
-    for (std::size_t b = 0; b < order.size(); ++b) out[order[a]][order[b]] = m[a][b];
-  return out;
-}
-
-template <typename T>
-std::vector<T> unpermute(const std::vector<T>& v, const std::vector<std::size_t>& order) {
-  if (v.empty()) return v;
-  std::vector<T> out(v.size());
-  for (std::size_t a = 0; a < order.size(); ++a) out[order[a]] = v[a];
+  std::vector<std::vector<T>> out = permute(m, order);
+  for (auto& row : out) row = permute(row, order);
   return out;
 }
 
 planner::PlannerInput permuted(const planner::PlannerInput& input, const std::vector<std::size_t>& order) {
-  std::vector<std::size_t> position(order.size());
-  for (std::size_t a = 0; a < order.size(); ++a) position[order[a]] = a;
+  const std::vector<std::size_t> position = inverse(order);
   planner::PlannerInput out = input;
-  for (std::size_t a = 0; a < order.size(); ++a) out.peers[a] = input.peers[order[a]];
+  out.peers = permute(input.peers, order);
   out.pair_caps = permute_matrix(input.pair_caps, order);
   out.routes = permute_matrix(input.routes, order);
   for (auto& relay : out.relays)
@@ -87,16 +83,18 @@ planner::PlannerInput permuted(const planner::PlannerInput& input, const std::ve
   return out;
 }
 
+// Roles solved on the input permuted by `order`, back in the input's own order.
 RoleAssignment unpermuted(const RoleAssignment& roles, const std::vector<std::size_t>& order) {
+  const std::vector<std::size_t> position = inverse(order);
   RoleAssignment out = roles;
-  out.weights = unpermute(roles.weights, order);
-  out.fractions = unpermute(roles.fractions, order);
+  out.weights = permute(roles.weights, position);
+  out.fractions = permute(roles.fractions, position);
   if (roles.server) out.server = order[*roles.server];
   if (roles.plan) {
-    out.plan->peers = unpermute(roles.plan->peers, order);
-    out.plan->send_rate = unpermute_matrix(roles.plan->send_rate, order);
-    out.plan->return_rate = unpermute_matrix(roles.plan->return_rate, order);
-    out.plan->aggregation_rate = unpermute(roles.plan->aggregation_rate, order);
+    out.plan->peers = permute(roles.plan->peers, position);
+    out.plan->send_rate = permute_matrix(roles.plan->send_rate, position);
+    out.plan->return_rate = permute_matrix(roles.plan->return_rate, position);
+    out.plan->aggregation_rate = permute(roles.plan->aggregation_rate, position);
   }
   return out;
 }

@@ -15,7 +15,7 @@
 
 #include "core/averaging/role_assignment.h"
 #include "core/averaging/round_plan.h"
-#include "core/dht/record.h"
+#include "core/wire.h"
 
 namespace swarmlab::core::averaging {
 
@@ -54,10 +54,9 @@ class RolesCache {
   };
   std::optional<RoleAssignment> solve(Strategy strategy, const planner::PlannerInput& input,
                                       std::optional<std::size_t> server);
-  // dht::BytesLess: std::less on byte vectors draws false GCC 12 warnings.
-  std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>, dht::BytesLess> cache_;
+  std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>, BytesLess> cache_;
   // Planned roles by the members' capacities in canonical order (roles()).
-  std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>, dht::BytesLess> canonical_;
+  std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>, BytesLess> canonical_;
   std::uint64_t generation_ = 0;
   std::optional<PlanKey> plan_key_;
   RoundPlan plan_;

@@ -27,15 +27,11 @@ struct DhtConfig {
   // - once some node returned the value, the lookup converges on the num_replicas closest nodes
   //   (where stores put it) rather than k: a dictionary that fewer replicas hold than the lookup
   //   asks for is not searched for across the whole window.
-  bool narrow_value_lookups = true;
+  // Off by default: with it, a reader whose closest replica is stopped (connections open) waits
+  // slow_request_s where α in flight took the fastest answer, and the live test of a peer stopped
+  // for good still failed under load (docs/interpretations.md §27).
+  bool narrow_value_lookups = false;
   Seconds slow_request_s = 1.0;
-  // A node that stores under a key again within this long stores to the replicas its last lookup
-  // of that key found, without looking them up again (a peer republishes its progress every few
-  // seconds). A replica that fails forgets them, and so does a node joining the routing table
-  // closer to the key than one of them; the next store then looks up afresh. 0: always look up.
-  // Off by default: with it on, a live test (LiveSwarm.APeerKilledForGoodIsLeftOutOfLaterRounds...)
-  // failed on a clean build and the cause is not yet understood (docs/interpretations.md §27).
-  Seconds replica_cache_s = 0.0;
 
   // Failing peers are banned: the n-th consecutive failure (n = 0 for the first) bans the peer
   // for blacklist_base_s · blacklist_backoff^n seconds (hivemind Blacklist: 5 · 2^n).

@@ -125,9 +125,10 @@ std::size_t size_bound(const DhtMessage& m, const Record* record) {
 
 }  // namespace
 
-void encode(const DhtMessage& m, std::vector<std::uint8_t>& out) { encode(m, out, m.record ? &*m.record : nullptr); }
+void encode(const DhtMessage& m, std::vector<std::uint8_t>& out) { encode(m, out, nullptr); }
 
 void encode(const DhtMessage& m, std::vector<std::uint8_t>& out, const Record* record) {
+  if (!record && m.record) record = &*m.record;
   out.reserve(out.size() + size_bound(m, record));
   Writer w(out);
   w.u8(static_cast<std::uint8_t>(ServiceId::Dht));

@@ -83,8 +83,8 @@ struct DhtMessage {
 
 // Appends the encoding of `m` to `out`.
 void encode(const DhtMessage& m, std::vector<std::uint8_t>& out);
-// Encodes `m` with `record` in place of m.record (a FindValue response straight from storage,
-// without copying the record into the message).
+// The same with `record`, when not null, in place of m.record (a FindValue response straight from
+// storage, without copying the record into the message).
 void encode(const DhtMessage& m, std::vector<std::uint8_t>& out, const Record* record);
 std::vector<std::uint8_t> encode(const DhtMessage& m);
 // Throws DecodeError on anything but a well-formed DHT message within `limits`.

@@ -74,7 +74,7 @@ DhtMessage DhtNode::header(MessageKind kind, std::uint64_t request_id) const {
 
 void DhtNode::send(PeerId to, const DhtMessage& m, const Record* record) {
   Message msg;
-  encode(m, msg.bytes, record ? record : m.record ? &*m.record : nullptr);
+  encode(m, msg.bytes, record);
   ++stats_.messages_sent;
   stats_.bytes_sent += msg.wire_size();
   env_.send(to, std::move(msg));
@@ -176,7 +176,6 @@ void DhtNode::heard_from(PeerId peer, const DhtMessage& m) {
   blacklist_.register_success(peer);
   if (m.sender_is_client) return;
   const RoutingTable::UpdateResult r = table_.update(Contact{m.sender, peer}, env_.now());
-  if (r.outcome == RoutingTable::Outcome::Added) forget_replicas_beaten_by(m.sender);
   if (!r.ping) return;
   // The bucket is full: keep the old entry unless it fails to answer a ping (fail_request then
   // removes it, which promotes the newcomer from the replacement cache).
@@ -401,45 +400,20 @@ void DhtNode::store_id(const NodeId& key, std::optional<Bytes> subkey, TimedValu
   op->subkey = std::move(subkey);
   op->value = std::move(value);
   op->done = std::move(done);
-  if (auto known = replicas_.find(key); known != replicas_.end()) {
-    if (env_.now() - known->second.found < config_.replica_cache_s) {
-      std::vector<Contact> targets = known->second.targets;
-      // Runs later, as a lookup would: callbacks never run inside the public call.
-      later(0, [this, op, targets = std::move(targets)]() mutable { store_to(op, std::move(targets)); });
-      return;
-    }
-    replicas_.erase(known);
-  }
   start_lookup(key, false, config_.num_replicas, {}, std::nullopt, [this, op](Lookup& l) {
     op->lookup = l.stats;
-    std::vector<Contact> targets = l.shortlist.closest_responded(config_.bucket_size);
-    if (config_.replica_cache_s > 0) replicas_[op->key] = KnownReplicas{targets, env_.now()};
-    store_to(op, std::move(targets));
+    op->targets = l.shortlist.closest_responded(config_.bucket_size);
+    // This node holds a replica itself when it is among the num_replicas closest.
+    std::size_t ahead = 0;
+    for (const Contact& c : op->targets)
+      if (ahead < config_.num_replicas && closer(op->key, c.id, id_)) ++ahead;
+    op->wanted = config_.num_replicas;
+    if (ahead < config_.num_replicas && op->wanted > 0) {
+      --op->wanted;
+      if (storage_.store(op->key, op->subkey ? &*op->subkey : nullptr, op->value, env_.now())) ++op->accepted;
+    }
+    store_next(op);
   });
-}
-
-void DhtNode::forget_replicas_beaten_by(const NodeId& newcomer) {
-  // A node closer to a key than one of its known replicas (or any node, while fewer are known than
-  // a store wants) is a replica the next store must find.
-  std::erase_if(replicas_, [&](const auto& known) {
-    const std::vector<Contact>& targets = known.second.targets;
-    const std::size_t n = std::min(targets.size(), config_.num_replicas);
-    return n < config_.num_replicas || closer(known.first, newcomer, targets[n - 1].id);
-  });
-}
-
-void DhtNode::store_to(const std::shared_ptr<StoreOp>& op, std::vector<Contact> targets) {
-  op->targets = std::move(targets);
-  // This node holds a replica itself when it is among the num_replicas closest.
-  std::size_t ahead = 0;
-  for (const Contact& c : op->targets)
-    if (ahead < config_.num_replicas && closer(op->key, c.id, id_)) ++ahead;
-  op->wanted = config_.num_replicas;
-  if (ahead < config_.num_replicas && op->wanted > 0) {
-    --op->wanted;
-    if (storage_.store(op->key, op->subkey ? &*op->subkey : nullptr, op->value, env_.now())) ++op->accepted;
-  }
-  store_next(op);
 }
 
 void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
@@ -454,13 +428,10 @@ void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
       if (reply) {
         ++op->answered;
         if (reply->stored) ++op->accepted;
-      } else {
-        replicas_.erase(op->key);  // the next store looks the replicas up again
       }
       store_next(op);  // a failed replica is replaced by the next closest node
     });
     if (sent) ++op->outstanding;
-    else replicas_.erase(op->key);  // banned meanwhile
   }
   if (op->outstanding == 0 && op->done) {
     StoreCallback done = std::move(op->done);
@@ -501,7 +472,6 @@ void DhtNode::refresh_bucket(int index) {
 void DhtNode::maintenance() {
   const Seconds now = env_.now();
   storage_.purge(now);
-  std::erase_if(replicas_, [&](const auto& e) { return now - e.second.found >= config_.replica_cache_s; });
   const Seconds longest_ban = config_.blacklist_base_s * std::pow(config_.blacklist_backoff, config_.blacklist_max_exponent);
   blacklist_.forget_older_than(now - longest_ban);
   for (int index : table_.stale_buckets(now, config_.bucket_refresh_interval_s)) refresh_bucket(index);

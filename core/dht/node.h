@@ -194,14 +194,6 @@ class DhtNode final : public Service {
   std::uint64_t next_request_id_ = 1;
   bool timeout_armed_ = false;
   std::map<std::uint64_t, std::unique_ptr<Lookup>> lookups_;
-  // Per key this node stored under lately: the replicas its lookup found, closest first, and when.
-  struct KnownReplicas {
-    std::vector<Contact> targets;
-    Seconds found = 0;
-  };
-  std::map<NodeId, KnownReplicas> replicas_;
-  void store_to(const std::shared_ptr<StoreOp>& op, std::vector<Contact> targets);
-  void forget_replicas_beaten_by(const NodeId& newcomer);
   std::uint64_t next_lookup_id_ = 1;
   bool maintaining_ = false;
   Liveness last_heard_;

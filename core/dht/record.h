@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/wire.h"  // BytesLess
 
 namespace swarmlab::core::dht {
 
@@ -21,17 +22,6 @@ struct TimedValue {
   Bytes value;
   Seconds expiration = 0;
   friend bool operator==(const TimedValue&, const TimedValue&) = default;
-};
-
-// Byte-wise lexicographic order. Spelled out because GCC 12 warns falsely (-Wstringop-overread)
-// on std::less<std::vector<std::uint8_t>>.
-struct BytesLess {
-  bool operator()(const Bytes& a, const Bytes& b) const {
-    const std::size_t n = a.size() < b.size() ? a.size() : b.size();
-    for (std::size_t i = 0; i < n; ++i)
-      if (a[i] != b[i]) return a[i] < b[i];
-    return a.size() < b.size();
-  }
 };
 
 // Subkey → value. Ordered, so encoding and iteration are deterministic.

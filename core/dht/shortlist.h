@@ -6,8 +6,8 @@
 // k closest that have not failed; it has converged when those k have all answered (or nothing is
 // left to ask). The hop of a node is how many sequential requests it took to hear of it: the
 // nodes from our own table are hop 1, those they return hop 2, and so on.
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>

@@ -14,7 +14,7 @@ double extrapolated(const PeerProgress& p, Seconds now) {
 }  // namespace
 
 GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, const StepTarget& target,
-                         std::uint64_t floor_step) {
+                         std::uint64_t floor_step, std::span<const PeerId> group) {
   GlobalProgress g;
   g.now = now;
   g.global_step = floor_step;
@@ -30,6 +30,7 @@ GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, con
     bool any = false;
     g.eta_s = 0;
     for (const PeerProgress& p : records) {
+      if (!group.empty() && std::find(group.begin(), group.end(), p.peer) == group.end()) continue;
       // A worker still finishing the last round starts from nothing once it is done.
       if (p.step + 1 == g.global_step && p.samples_per_s > 0) {
         any = true;

@@ -9,6 +9,9 @@
 //   estimated samples = Σ min(quota, that peer's extrapolated samples)
 //   ETA               = max over those peers of (quota − extrapolated samples) / samples/s
 // and a computing peer one step behind (still in the last round) needs its whole quota after it.
+// A group formed for the step (`group` not empty) waits under a quota for its own members only:
+// it averages nobody else's contribution, and a peer outside it that died after its last round
+// would otherwise hold the group up as "still in the last round" until its record expired.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -37,7 +40,8 @@ struct GlobalProgress {
 
 // `floor_step` is a step the caller knows has been reached (its own), so the global step never
 // goes back when only client peers, or nobody, have published.
+// `group`: the members of a formed group (above); empty for the whole collaboration.
 GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, const StepTarget& target,
-                         std::uint64_t floor_step = 0);
+                         std::uint64_t floor_step = 0, std::span<const PeerId> group = {});
 
 }  // namespace swarmlab::core::progress

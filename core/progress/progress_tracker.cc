@@ -91,10 +91,10 @@ void ProgressTracker::fetch(FetchCallback done) {
       options);
 }
 
-GlobalProgress ProgressTracker::estimate(Seconds now) const {
+GlobalProgress ProgressTracker::estimate(Seconds now, std::span<const PeerId> group) const {
   std::vector<PeerProgress> all = others_;
   if (mine_) all.push_back(*mine_);
-  return aggregate(all, now, config_.target, mine_ ? mine_->step : 0);
+  return aggregate(all, now, config_.target, mine_ ? mine_->step : 0, group);
 }
 
 bool ProgressTracker::should_start_matchmaking(Seconds now, Seconds matchmaking_time) const {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,9 @@ class ProgressTracker {
   // arrived (never inside this call). Our own latest report replaces whatever the DHT holds for us.
   void fetch(FetchCallback done);
 
-  // The estimate at `now` from the records of the last fetch and our latest report.
-  GlobalProgress estimate(Seconds now) const;
+  // The estimate at `now` from the records of the last fetch and our latest report; `group` as
+  // aggregate() takes it (global_progress.h).
+  GlobalProgress estimate(Seconds now, std::span<const PeerId> group = {}) const;
   // True when the next global step is expected within `matchmaking_time` of `now`.
   bool should_start_matchmaking(Seconds now, Seconds matchmaking_time) const;
 

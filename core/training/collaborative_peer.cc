@@ -176,7 +176,7 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
       return start_sync(g);
     }
   }
-  if (phase_ == Phase::Training) maybe_look_for_group(coordinator_->estimate(env_.now()));
+  if (phase_ == Phase::Training) maybe_look_for_group(coordinator_->estimate(env_.now(), {}));
   // While its round runs a peer can act on nothing the records say, and every record says the
   // step is due, so reads would come at the shortest period; the round's end reads them at once.
   if (phase_ != Phase::Syncing && !averaging()) schedule_fetch(next);
@@ -369,7 +369,10 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
 void CollaborativePeer::wait_for_step() {
   env_.cancel(ready_timer_);
   ready_timer_ = 0;
-  const progress::GlobalProgress g = coordinator_->estimate(env_.now());
+  // Its members' quotas only: a peer that left after the last round, and whose drop this peer did
+  // not see (its part of that round had already come back), must not hold the group up.
+  const std::vector<PeerId> members = waiting_group_->peers();
+  const progress::GlobalProgress g = coordinator_->estimate(env_.now(), members);
   // Late: others already took this step, or the group has waited long enough.
   const bool late = g.global_step >= round_step_ || env_.now() >= waiting_deadline_;
   // Under a quota a worker counts its own samples exactly. Its estimate extrapolates the declared

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/matchmaking/group.h"
@@ -40,8 +41,10 @@ class Coordinator {
   virtual void report(const progress::LocalProgress& local) = 0;
   // A fresh view of the collaboration's progress.
   virtual void fetch(ProgressCallback done) = 0;
-  // The estimate at `now` from what the last fetch saw, without messages.
-  virtual progress::GlobalProgress estimate(Seconds now) const = 0;
+  // The estimate at `now` from what the last fetch saw, without messages. `group`: the members of
+  // a group formed for the step, whose quotas alone it waits for (core/progress/global_progress.h);
+  // empty: the whole collaboration.
+  virtual progress::GlobalProgress estimate(Seconds now, std::span<const PeerId> group) const = 0;
   // An averaging round dropped `peer` (it died, left, or was too slow): stop counting on it until it
   // reports again, so that groups do not wait for a dead peer whose record has not expired.
   virtual void member_lost(PeerId peer) = 0;

@@ -49,7 +49,9 @@ void DhtCoordinator::fetch(ProgressCallback done) {
   });
 }
 
-progress::GlobalProgress DhtCoordinator::estimate(Seconds now) const { return tracker_->estimate(now); }
+progress::GlobalProgress DhtCoordinator::estimate(Seconds now, std::span<const PeerId> group) const {
+  return tracker_->estimate(now, group);
+}
 
 std::vector<StateHolder> DhtCoordinator::peers_at(std::uint64_t step) const {
   std::vector<StateHolder> out;

@@ -35,7 +35,7 @@ class DhtCoordinator final : public Coordinator {
   void join(std::vector<PeerId> bootstrap, Joined done) override;
   void report(const progress::LocalProgress& local) override;
   void fetch(ProgressCallback done) override;
-  progress::GlobalProgress estimate(Seconds now) const override;
+  progress::GlobalProgress estimate(Seconds now, std::span<const PeerId> group) const override;
   void member_lost(PeerId peer) override;
   std::vector<StateHolder> peers_at(std::uint64_t step) const override;
   void set_announcement(std::vector<std::uint8_t> bytes) override;

@@ -47,12 +47,12 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
 
   void fetch(ProgressCallback done) override {
     env_.schedule(0, [this, alive = alive_, done = std::move(done)] {
-      if (*alive) done(estimate(env_.now()));
+      if (*alive) done(estimate(env_.now(), {}));
     });
   }
 
-  core::progress::GlobalProgress estimate(Seconds now) const override {
-    return oracle_.estimate(now, oracle_.members_.at(env_.self()).local.step);
+  core::progress::GlobalProgress estimate(Seconds now, std::span<const PeerId> group) const override {
+    return oracle_.estimate(now, oracle_.members_.at(env_.self()).local.step, group);
   }
 
   void member_lost(PeerId) override {}  // the oracle knows who is up
@@ -151,8 +151,10 @@ void Oracle::leave(PeerId peer) {
   schedule_check();
 }
 
-core::progress::GlobalProgress Oracle::estimate(Seconds now, std::uint64_t floor_step) const {
-  if (estimate_memo_ && estimate_memo_->now == now && estimate_memo_->floor_step == floor_step)
+core::progress::GlobalProgress Oracle::estimate(Seconds now, std::uint64_t floor_step,
+                                               std::span<const core::PeerId> group) const {
+  if (estimate_memo_ && estimate_memo_->now == now && estimate_memo_->floor_step == floor_step &&
+      std::ranges::equal(estimate_memo_->group, group))
     return estimate_memo_->estimate;
   // Exact counts: every record is as of now (a micro-batch in flight has not happened yet).
   std::vector<core::progress::PeerProgress> records;
@@ -161,7 +163,8 @@ core::progress::GlobalProgress Oracle::estimate(Seconds now, std::uint64_t floor
     if (!m.reported || m.local.activity != core::progress::Activity::Training) continue;
     records.push_back({peer, m.local.step, m.local.samples, m.local.samples_per_s, now, m.client_mode});
   }
-  estimate_memo_ = EstimateMemo{now, floor_step, core::progress::aggregate(records, now, options_.target, floor_step)};
+  estimate_memo_ = EstimateMemo{now, floor_step, {group.begin(), group.end()},
+                                core::progress::aggregate(records, now, options_.target, floor_step, group)};
   return estimate_memo_->estimate;
 }
 
@@ -182,7 +185,7 @@ void Oracle::check() {
     if (!m.coordinator->looking()) return;  // someone who will average soon is not ready yet
     looking.push_back(peer);
   }
-  if (looking.empty() || !estimate(engine_.now(), 0).ready) return;
+  if (looking.empty() || !estimate(engine_.now(), 0, {}).ready) return;
 
   std::vector<std::vector<PeerId>> partition;
   if (options_.group_size && *options_.group_size < looking.size()) {

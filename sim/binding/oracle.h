@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/env.h"
@@ -62,7 +63,8 @@ class Oracle {
 
   void enroll(core::PeerId peer, PeerCoordinator* c, bool client_mode);
   void leave(core::PeerId peer);
-  core::progress::GlobalProgress estimate(core::Seconds now, std::uint64_t floor_step) const;
+  core::progress::GlobalProgress estimate(core::Seconds now, std::uint64_t floor_step,
+                                         std::span<const core::PeerId> group) const;
   // Forms the due groups at the end of this instant's ordinary events (one check per instant).
   void schedule_check();
   void check();
@@ -75,6 +77,7 @@ class Oracle {
   struct EstimateMemo {
     core::Seconds now = 0;
     std::uint64_t floor_step = 0;
+    std::vector<core::PeerId> group;
     core::progress::GlobalProgress estimate;
   };
   mutable std::optional<EstimateMemo> estimate_memo_;

@@ -80,6 +80,7 @@ std::vector<std::uint8_t> RoundReplay::key_of(const RoundPlan& plan, std::vector
   position.assign(plan.size(), 0);
   for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
   std::vector<std::uint8_t> key;
+  key.reserve(16 + plan.size() * (40 + 16 * plan.size()));  // one allocation
   core::Writer w(key);
   w.u8(static_cast<std::uint8_t>(plan.codec));
   w.u64(plan.part_bytes);

@@ -37,6 +37,7 @@
 #include "core/averaging/averager.h"
 #include "core/averaging/averaging_service.h"
 #include "core/env.h"
+#include "core/wire.h"
 #include "sim/binding/sim_world.h"
 #include "sim/network/network.h"
 
@@ -80,8 +81,7 @@ class RoundReplay {
     core::averaging::Timeouts timeouts;
     core::averaging::ButterflyRound::Done done;
   };
-  // Per member, by peer id (groups list their members in a different order every time).
-  // Per member in canonical order (Round::canonical).
+  // Per member in the key's canonical order (Round::position).
   struct Recorded {
     std::vector<core::Seconds> finish;  // after the last member started
     std::vector<std::uint64_t> sent, received;
@@ -122,7 +122,7 @@ class RoundReplay {
   std::function<double(PeerId)> next_link_change_;
   std::function<double(PeerId, PeerId)> pair_cap_;
   std::map<std::uint64_t, Round> rounds_;                    // in flight, by round id
-  std::map<std::vector<std::uint8_t>, Recorded> recorded_;
+  std::map<std::vector<std::uint8_t>, Recorded, core::BytesLess> recorded_;
   ReplayStats stats_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

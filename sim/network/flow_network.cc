@@ -126,15 +126,8 @@ void FlowNetwork::send(PeerId from, PeerId to, std::uint64_t bytes, Done done, b
   if (bypass && conn.head == kNone) {
     if (const double rate = extra_flow_rate(from, to); rate > 0) {
       const Seconds now = engine_.now();
-      conn.small_busy_until = std::max(now, conn.small_busy_until) + 8.0 * static_cast<double>(bytes) / rate;
-      const Index t = new_transfer(bytes, std::move(done));
-      Transfer& tr = transfers_[t];
-      tr.started = now;
-      tr.from = from;
-      tr.to = to;
-      tr.epoch_from = up_epoch_[from];
-      tr.epoch_to = up_epoch_[to];
-      engine_.at(conn.small_busy_until + path_latency(from, to), [this, t] { deliver(t); });
+      conn.control_busy_until = std::max(now, conn.control_busy_until) + 8.0 * static_cast<double>(bytes) / rate;
+      in_flight(new_transfer(bytes, std::move(done)), from, to, now, conn.control_busy_until);
       return;
     }
   }
@@ -150,9 +143,9 @@ void FlowNetwork::send(PeerId from, PeerId to, std::uint64_t bytes, Done done, b
 
 void FlowNetwork::start_when_free(Index c) {
   Connection& conn = connections_[c];
-  if (conn.small_busy_until <= engine_.now()) return start_head(c);
+  if (conn.control_busy_until <= engine_.now()) return start_head(c);
   conn.head_waits = true;
-  engine_.at(conn.small_busy_until, [this, c] {
+  engine_.at(conn.control_busy_until, [this, c] {
     Connection& waiting = connections_[c];
     if (!waiting.head_waits) return;  // the connection failed meanwhile
     waiting.head_waits = false;
@@ -368,13 +361,7 @@ void FlowNetwork::on_finish(Index id) {
   const Index t = conn.head;
   conn.head = transfers_[t].next;
   if (conn.head == kNone) conn.tail = kNone;
-  Transfer& tr = transfers_[t];
-  tr.started = conn.head_started;
-  tr.from = conn.from;
-  tr.to = conn.to;
-  tr.epoch_from = up_epoch_[conn.from];
-  tr.epoch_to = up_epoch_[conn.to];
-  engine_.after(path_latency(conn.from, conn.to), [this, t] { deliver(t); });
+  in_flight(t, conn.from, conn.to, conn.head_started, engine_.now());
   if (conn.head != kNone) {
     // Back-to-back message on the same connection: same resources, same share.
     f.remaining_bits = 8.0 * static_cast<double>(transfers_[conn.head].bytes);
@@ -384,6 +371,16 @@ void FlowNetwork::on_finish(Index id) {
     conn.flow = kNone;
     detach(id);
   }
+}
+
+void FlowNetwork::in_flight(Index t, PeerId from, PeerId to, Seconds started, Seconds left) {
+  Transfer& tr = transfers_[t];
+  tr.started = started;
+  tr.from = from;
+  tr.to = to;
+  tr.epoch_from = up_epoch_[from];
+  tr.epoch_to = up_epoch_[to];
+  engine_.at(left + path_latency(from, to), [this, t] { deliver(t); });
 }
 
 void FlowNetwork::deliver(Index t) {
@@ -415,7 +412,7 @@ void FlowNetwork::fail_connection(Index c) {
   }
   conn.tail = kNone;
   conn.head_waits = false;
-  conn.small_busy_until = 0;  // small messages on the wire are voided at delivery (epochs)
+  conn.control_busy_until = 0;  // coordination messages on the wire are voided at delivery (epochs)
 }
 
 void FlowNetwork::set_peer_up(PeerId peer, bool up) {

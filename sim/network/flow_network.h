@@ -72,7 +72,7 @@ class FlowNetwork final : public Network {
     Seconds head_started = 0;
     // Coordination messages on the wire outside the sharing: the last of them leaves at this time,
     // and a message queued behind them starts then (head_waits: its start is scheduled).
-    Seconds small_busy_until = 0;
+    Seconds control_busy_until = 0;
     bool head_waits = false;
   };
   // Ordered pair -> connection: open addressing, linear probing; never erased, never iterated.
@@ -120,7 +120,7 @@ class FlowNetwork final : public Network {
   Seconds path_latency(PeerId from, PeerId to) const { return links_[from].latency_s + links_[to].latency_s; }
   Index connection_for(PeerId from, PeerId to);
   void start_head(Index connection);
-  // Starts the head of the queue now, or when the small messages before it have left.
+  // Starts the head of the queue now, or when the coordination messages before it have left.
   void start_when_free(Index connection);
   // What one more flow from `from` to `to` would get now (0 when a resource has no capacity).
   double extra_flow_rate(PeerId from, PeerId to) const;
@@ -155,6 +155,9 @@ class FlowNetwork final : public Network {
   Index free_transfers_ = kNone;
   Index new_transfer(std::uint64_t bytes, Done done);
   void free_transfer(Index t);
+  // Transfer `t`'s last bit left at `left`: it arrives one path latency later, unless an end went
+  // down meanwhile (the ends' incarnations are taken now).
+  void in_flight(Index t, PeerId from, PeerId to, Seconds started, Seconds left);
   void deliver(Index t);
   std::vector<std::vector<Index>> connections_of_peer_;
   // Per flow (a connection's message on the wire), by flow index.

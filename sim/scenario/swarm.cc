@@ -47,8 +47,8 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
   if (options_.replay_rounds && options_.backend == "flow" && !reachability_) {
     const double g = options_.transport.goodput_fraction;
     std::map<std::pair<PeerId, PeerId>, double> caps;
-    for (const auto& cap : sc.pair_caps)  // as the network sets them: the last one holds
-      caps[{static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to)}] = cap.bps * g;
+    for (const auto& cap : sc.pair_caps)  // one per ordered pair (the loader rejects duplicates)
+      caps.emplace(std::pair{static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to)}, cap.bps * g);
     replay_ = std::make_unique<RoundReplay>(
         *world_,
         [this, g](PeerId p) {

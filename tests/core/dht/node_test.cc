@@ -358,45 +358,13 @@ TEST(DhtNode, AReadOfTwoReplicasAsksNoMoreThanItsFirstRound) {
   EXPECT_LT(total_narrowed, total_wide);
 }
 
-// docs/interpretations.md §27: a second store under a key within replica_cache_s goes straight to
-// the replicas the first one found; a failed replica makes the next store look them up again.
-TEST(DhtNode, StoresReuseTheReplicasTheyFoundUntilOneFails) {
-  DhtConfig config;
-  config.replica_cache_s = 60;
-  Network net(30, config);
-  const StoreResult first = net.store(4, "k", "v1");
-  EXPECT_GT(first.lookup.requests, 0);
-  EXPECT_EQ(first.replicas, 5u);
-  const std::uint64_t finds = net.nodes[4]->stats().find_requests;
-  const StoreResult second = net.store(4, "k", "v2", 700);  // 30 s later: within 60 s
-  EXPECT_EQ(second.lookup.requests, 0);
-  EXPECT_EQ(second.replicas, 5u);
-  EXPECT_EQ(net.nodes[4]->stats().find_requests, finds);
-  EXPECT_EQ(net.holders("k"), net.closest("k", 5));
-  // A replica dies: the store that finds out fills its place from the spares, and the next store
-  // looks up again.
-  PeerId victim = net.closest("k", 5).front() == 4 ? net.closest("k", 5)[1] : net.closest("k", 5).front();
-  net.world.take_down(victim);
-  net.store(4, "k", "v3", 800);
-  const StoreResult after = net.store(4, "k", "v4", 900);
-  EXPECT_GT(after.lookup.requests, 0);
-  EXPECT_EQ(net.holders("k"), net.closest("k", 5));
-  EXPECT_EQ(net.get(7, "k").first->value().value, b("v4"));
-}
-
-TEST(DhtNode, WithoutTheReplicaCacheEveryStoreLooksUp) {
-  DhtConfig config;
-  config.replica_cache_s = 0;
-  Network net(30, config);
-  net.store(4, "k", "v1");
-  EXPECT_GT(net.store(4, "k", "v2", 700).lookup.requests, 0);
-}
-
 // A request sent before a read narrowed can be older than slow_request_s by the time the first
 // answer holding the value arrives (here: 1.2 s round trips, a replica gone silently): the read
 // must go on, not schedule its next wake-up in the past.
 TEST(DhtNode, ANarrowedReadWithARequestAlreadySlowFinishes) {
-  Network net(30, {}, /*latency=*/0.6);
+  DhtConfig narrowed;
+  narrowed.narrow_value_lookups = true;
+  Network net(30, narrowed, /*latency=*/0.6);
   for (PeerId p = 0; p < 4; ++p) {
     net.nodes[p]->store("progress", b("peer" + std::to_string(p)), b("x"), net.world.now() + 600,
                         [](const StoreResult&) {});

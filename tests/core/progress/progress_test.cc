@@ -88,6 +88,30 @@ TEST(GlobalProgress, AQuotaWaitsForEveryComputingPeerAtTheGlobalStep) {
   EXPECT_DOUBLE_EQ(aggregate(finishing, 17.0, quota).eta_s, 20.0);
 }
 
+TEST(GlobalProgress, AFormedGroupWaitsForItsOwnMembersQuotasOnly) {
+  // Peer 2 left after the last round (its record still says it is finishing it) and this peer did
+  // not see it dropped: the whole collaboration's estimate waits for it until the record expires,
+  // a group formed without it does not. Peer 4 (no compute) is a member that counts for nothing.
+  const std::vector<PeerProgress> records = {
+      {0, 2, 0, 100, 10.0, false}, {1, 2, 0, 100, 10.0, false}, {2, 1, 0, 100, 2.0, false},
+      {3, 2, 0, 50, 10.0, false},  {4, 2, 0, 0, 10.0, false},
+  };
+  StepTarget quota;
+  quota.per_peer_quota = 1;
+  const GlobalProgress everyone = aggregate(records, 11.0, quota);
+  EXPECT_FALSE(everyone.ready);
+  EXPECT_DOUBLE_EQ(everyone.eta_s, 0.01);
+  const std::vector<PeerId> group = {0, 1, 3, 4};
+  const GlobalProgress g = aggregate(records, 11.0, quota, 0, group);
+  EXPECT_TRUE(g.ready);
+  EXPECT_EQ(g.global_step, 2u);
+  EXPECT_DOUBLE_EQ(g.estimated_samples, 3);
+  // Its members still count: one of them short of its quota holds the group, 1 / 50 s.
+  EXPECT_DOUBLE_EQ(aggregate(records, 10.0, quota, 0, group).eta_s, 0.02);
+  // A pooled target is the collaboration's, whatever the group.
+  EXPECT_EQ(aggregate(records, 11.0, StepTarget{1000}, 0, group).eta_s, aggregate(records, 11.0, StepTarget{1000}).eta_s);
+}
+
 TEST(ProgressTracker, RejectsBadConfig) {
   testing::DhtSwarm swarm({1, 1});
   EXPECT_THROW(ProgressTracker(swarm.env(0), *swarm.nodes[0], ProgressConfig{"", StepTarget{10}, 60, 30}), std::invalid_argument);

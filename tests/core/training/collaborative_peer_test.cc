@@ -62,7 +62,9 @@ class FoldedGroupIds final : public Coordinator {
   void join(std::vector<PeerId> bootstrap, Joined done) override { inner_->join(std::move(bootstrap), std::move(done)); }
   void report(const progress::LocalProgress& local) override { inner_->report(local); }
   void fetch(ProgressCallback done) override { inner_->fetch(std::move(done)); }
-  progress::GlobalProgress estimate(Seconds now) const override { return inner_->estimate(now); }
+  progress::GlobalProgress estimate(Seconds now, std::span<const PeerId> group) const override {
+    return inner_->estimate(now, group);
+  }
   void member_lost(PeerId peer) override { inner_->member_lost(peer); }
   std::vector<StateHolder> peers_at(std::uint64_t step) const override { return inner_->peers_at(step); }
   void set_announcement(std::vector<std::uint8_t> bytes) override { inner_->set_announcement(std::move(bytes)); }
