@@ -336,6 +336,12 @@ void RaftNode::on_vote_reply(PeerId from, const RaftMessage& m) {
   if (count_members(votes_) >= config_.quorum()) become_leader();
 }
 
+void RaftNode::heard_from_leader(PeerId from) {
+  if (role_ != Role::Follower || leader_ != from) return;
+  last_leader_contact_ = env_.now();
+  reset_election_timer();
+}
+
 bool RaftNode::accept_leader(PeerId from, Term term) {
   if (role_ == Role::Leader && term == this->term()) {
     ++stats_.rejected;  // two leaders in one term: impossible unless the sender is faulty

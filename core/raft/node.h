@@ -99,6 +99,11 @@ class RaftNode final : public Service {
   bool add_member(PeerId peer);
   bool remove_member(PeerId peer);
   bool can_change_membership() const;
+  // Traffic from the current leader outside Raft proves it alive, as a heartbeat would (a follower
+  // of an all-reduce replica group gets megabytes of data from its leader on the connection its
+  // heartbeats use, and must not start an election while they queue behind it; docs/hydra.md §5).
+  // Ignored unless this node is a follower and `from` the leader it follows.
+  void heard_from_leader(PeerId from);
   // Peers that may replace lost replicas, closest to the group key first (order_by_closeness).
   void set_candidates(std::vector<PeerId> closest_first) { candidates_ = std::move(closest_first); }
 
