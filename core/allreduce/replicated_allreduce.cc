@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/averaging/round_plan.h"
 #include "core/wire.h"
 
 namespace swarmlab::core::allreduce {
@@ -33,7 +32,8 @@ void ReplicaGroupPlan::validate() const {
     for (PeerId p : g)
       if (!seen.insert(p).second) throw std::invalid_argument("replicated all-reduce: a peer in two places");
   }
-  if (length < groups.size()) throw std::invalid_argument("replicated all-reduce: fewer elements than groups");
+  if (length < groups.size() || length > (std::uint64_t{1} << 48))
+    throw std::invalid_argument("replicated all-reduce: between P and 2^48 elements");
   if (part_bytes == 0) throw std::invalid_argument("replicated all-reduce: part_bytes must be > 0");
 }
 
@@ -54,8 +54,8 @@ ReplicatedAllReduce::ReplicatedAllReduce(Environment& env, raft::RaftNode& raft,
   if (!values_.empty() && values_.size() != plan_.length)
     throw std::invalid_argument("replicated all-reduce: values must hold plan.length elements");
   const std::size_t P = plan_.groups.size();
-  const std::vector<double> equal(P, 1.0);
-  block_begin_ = averaging::apportion(plan_.length, equal);
+  // Equal blocks, the remainder spread one element at a time: block b starts at floor(b L / P).
+  for (std::size_t b = 0; b <= P; ++b) block_begin_.push_back(plan_.length * b / P);
   block_weight_.assign(P, plan_.weights[group_]);
   for (double w : plan_.weights) total_weight_ += w;
   const std::uint32_t steps = schedule_.steps();
@@ -373,9 +373,15 @@ void ReplicatedAllReduce::arm_partner_timer() {
       drive();
       return;
     }
-    // A keepalive: a live partner answers with its chunk or Busy.
-    const PeerId hint = leader_hint_[schedule_.partner(group_, step)];
-    if (!down_.count(hint)) send_control(ChunkKind::Pull, step, hint);
+    // A keepalive: a live partner answers with its chunk or Busy. With its leader gone, ask every
+    // replica left: the next leader answers once elected.
+    const std::uint32_t partner = schedule_.partner(group_, step);
+    if (!down_.count(leader_hint_[partner])) {
+      send_control(ChunkKind::Pull, step, leader_hint_[partner]);
+    } else {
+      for (PeerId p : plan_.groups[partner])
+        if (!down_.count(p)) send_control(ChunkKind::Pull, step, p);
+    }
     arm_partner_timer();
   });
 }
@@ -403,8 +409,8 @@ void ReplicatedAllReduce::resume() {
   if (!started_ || leading_ || !raft_.is_leader()) return;
   leading_ = true;
   if (finished_) return;  // it only answers pulls for the chunks it sent
-  const bool initial = env_.now() == started_at_ && executed_ == 0 && committed_ == 0;
-  if (!initial && !took_over_at_) took_over_at_ = executed_;
+  // The plan names who led when the round started; anyone else leads because that one failed.
+  if (plan_.groups[group_].front() != env_.self() && !took_over_at_) took_over_at_ = executed_;
   std::fill(pulled_.begin(), pulled_.end(), false);
   // Steps this replica reduced ahead of the log (it led before): the followers need their data and
   // entries again. Staged chunks of later steps go to them too.

@@ -49,7 +49,7 @@ struct ReplicaGroupPlan {
   // P groups (a power of two), each its replicas; the group's leader when the round starts first.
   std::vector<std::vector<PeerId>> groups;
   std::vector<double> weights;  // per group, > 0
-  std::uint64_t length = 0;     // elements of the vector
+  std::uint64_t length = 0;     // elements of the vector (at most 2^48)
   codec::Codec codec = codec::Codec::Fp32;
   std::uint64_t part_bytes = kDefaultPartBytes;
 
