@@ -34,6 +34,8 @@ nlohmann::ordered_json to_json(const sim::TrainingRunResult& r) {
   j["authenticated"] = r.authenticated;
   j["rounds"] = r.rounds;
   j["max_left_out_share"] = r.max_left_out_share;
+  j["vcu_reference_sps"] = r.vcu_reference_sps;
+  j["vcu_total"] = r.vcu_total;
   if (r.nat_traversal) j["relayed_bytes"] = r.relayed_bytes;
   j["events"] = r.events;
   auto& peers = j["peers"] = nlohmann::ordered_json::array();
@@ -43,7 +45,7 @@ nlohmann::ordered_json to_json(const sim::TrainingRunResult& r) {
                      {"wait_s", p.wait_s}, {"sync_s", p.sync_s}, {"bytes_sent", p.bytes_sent},
                      {"bytes_received", p.bytes_received}, {"traffic_gb_per_hour", p.traffic_gb_per_hour},
                      {"samples", p.samples}, {"state_downloads", p.state_downloads}, {"update_downloads", p.update_downloads}, {"step", p.step},
-                     {"steps_eligible", p.steps_eligible}, {"steps_left_out", p.steps_left_out}});
+                     {"steps_eligible", p.steps_eligible}, {"steps_left_out", p.steps_left_out}, {"vcu", p.vcu}});
   auto& series = j["series"] = nlohmann::ordered_json::array();
   for (const auto& s : r.series)
     series.push_back({{"t_s", s.t_s}, {"samples_per_s", s.samples_per_s}, {"active_peers", s.active_peers},
@@ -68,12 +70,13 @@ void write_training_outputs(const sim::TrainingRunResult& r, const std::string& 
   for (const auto& s : r.series) series << s.t_s << "," << s.samples_per_s << "," << s.active_peers << "," << s.steps << "\n";
   auto peers = open(d / (stem + "_peers.csv"));
   peers << "name,computes,up_s,compute_s,idle_s,utilisation,averaging_s,wait_s,sync_s,bytes_sent,bytes_received,"
-           "traffic_gb_per_hour,samples,state_downloads,update_downloads,step,steps_eligible,steps_left_out\n";
+           "traffic_gb_per_hour,samples,state_downloads,update_downloads,step,steps_eligible,steps_left_out,vcu\n";
   for (const auto& p : r.peers)
     peers << p.name << "," << p.computes << "," << p.up_s << "," << p.compute_s << "," << p.idle_s << ","
           << p.utilisation << "," << p.averaging_s << "," << p.wait_s << "," << p.sync_s << "," << p.bytes_sent << ","
           << p.bytes_received << "," << p.traffic_gb_per_hour << "," << p.samples << "," << p.state_downloads << ","
-          << p.update_downloads << "," << p.step << "," << p.steps_eligible << "," << p.steps_left_out << "\n";
+          << p.update_downloads << "," << p.step << "," << p.steps_eligible << "," << p.steps_left_out << "," << p.vcu
+          << "\n";
   auto steps = open(d / (stem + "_steps.csv"));
   steps << "step,t_s\n";
   for (std::size_t i = 0; i < r.step_times.size(); ++i) steps << i + 1 << "," << r.step_times[i] << "\n";

@@ -85,14 +85,17 @@ const bool registered = register_command(
           std::printf("relays forwarded %.2f GB for client pairs (docs/trust.md §4)\n", static_cast<double>(r.relayed_bytes) / 1e9);
         // Shares of each peer's up time: computing, inside averaging rounds, and waiting with its
         // quota done for the slowest worker (DiLoCo; OpenDiLoCo reports the last two).
-        std::printf("\n%-16s %8s %8s %9s %9s %9s %9s %9s %9s\n", "peer", "up_h", "util", "averaging", "waiting", "eligible",
-                    "left_out", "downloads", "updates");
+        std::printf("compute reward: %.0f VCU in all, against a reference of %.1f samples/s (docs/hydra.md §3)\n", r.vcu_total,
+                    r.vcu_reference_sps);
+        std::printf("\n%-16s %8s %8s %9s %9s %9s %9s %9s %9s %10s\n", "peer", "up_h", "util", "averaging", "waiting", "eligible",
+                    "left_out", "downloads", "updates", "vcu");
         for (const auto& p : r.peers) {
           const double up = p.up_s > 0 ? p.up_s : 1;
-          std::printf("%-16s %8.2f %7.0f%% %8.1f%% %8.1f%% %9llu %9llu %9llu %9llu\n", p.name.c_str(), p.up_s / 3600,
+          std::printf("%-16s %8.2f %7.0f%% %8.1f%% %8.1f%% %9llu %9llu %9llu %9llu %10.0f\n", p.name.c_str(), p.up_s / 3600,
                       100 * p.utilisation, 100 * p.averaging_s / up, 100 * p.wait_s / up,
                       static_cast<unsigned long long>(p.steps_eligible), static_cast<unsigned long long>(p.steps_left_out),
-                      static_cast<unsigned long long>(p.state_downloads), static_cast<unsigned long long>(p.update_downloads));
+                      static_cast<unsigned long long>(p.state_downloads), static_cast<unsigned long long>(p.update_downloads),
+                      p.vcu);
         }
         return kExitOk;
       };

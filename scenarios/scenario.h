@@ -116,6 +116,9 @@ struct TrainingSpec {
   std::uint64_t local_steps = 1;       // DiLoCo H
   std::uint64_t local_batch = 0;       // DiLoCo samples per local step and worker
   double metrics_interval_s = 1800;    // time-series bucket
+  // Hydra's compute reward (docs/hydra.md §3): the reference machine's samples/s (its bootstrap
+  // server). Absent: the slowest peer that computes.
+  std::optional<double> vcu_reference_sps;
 };
 
 // From "auth": every message is sealed in a signed envelope and opened by its receiver

@@ -371,11 +371,11 @@ void load_failures(Loader& L, const json& v, const std::string& path) {
 }
 
 // How the collaboration trains: {mode, coordination, dpu, micro_batch, duration_s, state_bytes_per_parameter,
-// state_chunk_bytes, local_steps, local_batch, metrics_interval_s}.
+// state_chunk_bytes, local_steps, local_batch, metrics_interval_s, vcu_reference_sps}.
 void load_training(Loader& L, const json& v, const std::string& path) {
   const Fields f(L, v, path, "a training object",
                  {"mode", "coordination", "dpu", "micro_batch", "duration_s", "state_bytes_per_parameter", "state_chunk_bytes",
-                  "local_steps", "local_batch", "metrics_interval_s"});
+                  "local_steps", "local_batch", "metrics_interval_s", "vcu_reference_sps"});
   TrainingSpec& t = L.sc.training;
   if (const json* m = f.find("mode"))
     t.mode = get_enum(L, *m, f.path("mode"), core::training::kModeNames);
@@ -404,6 +404,13 @@ void load_training(Loader& L, const json& v, const std::string& path) {
     t.metrics_interval_s = get_duration(L, *i, f.path("metrics_interval_s"), 1, "seconds");
     check_range(L, f.path("metrics_interval_s"), t.metrics_interval_s, limits::kMinMetricsIntervalSeconds,
                 limits::kMaxSeconds, "s", "a metrics bucket of at least 1 s");
+  }
+  if (const json* r = f.find("vcu_reference_sps")) {
+    const double sps = check_range(L, f.path("vcu_reference_sps"),
+                                   get_non_negative(L, *r, f.path("vcu_reference_sps"), "samples/s"), 0,
+                                   limits::kMaxComputeSps, "samples/s", "the limit on compute speed");
+    if (!(sps > 0)) L.fail(f.path("vcu_reference_sps"), "expected a positive number of samples/s");
+    t.vcu_reference_sps = sps;
   }
   if (t.mode == core::training::Mode::Diloco && t.local_batch == 0)
     L.fail(f.path("local_batch"), "missing required field: DiLoCo needs samples per local step (local_batch)");

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/codec/codec.h"
+#include "core/training/compute_reward.h"
 #include "sim/scenario/peer_setup.h"
 #include "sim/scenario/swarm.h"
 
@@ -44,6 +45,11 @@ class TrainingRun {
     o.replay_rounds = cfg.replay_rounds;
     swarm_ = std::make_unique<SimSwarm>(sc, o, hooks());
     books_.resize(sc.peers.size());
+    // The compute reward's reference: the scenario's, or the slowest peer that computes.
+    for (const auto& p : sc.peers)
+      if (p.compute_sps > 0 && (vcu_reference_sps_ == 0 || p.compute_sps < vcu_reference_sps_))
+        vcu_reference_sps_ = p.compute_sps;
+    if (t_.vcu_reference_sps) vcu_reference_sps_ = *t_.vcu_reference_sps;
   }
 
   TrainingRunResult run() {
@@ -79,6 +85,7 @@ class TrainingRun {
     h.grouped = [this](PeerId i, const core::matchmaking::Group&, std::uint64_t step) { track_step(i, step); };
     h.round_finished = [this](PeerId i, const core::averaging::RoundOutcome&, std::uint64_t contributed, std::uint64_t step) {
       ledger_.on_stepped(contributed);
+      if (contributed > 0) coins_.credit_step(i, 1 / vcu_reference_sps_, 1 / sc_.peers[i].compute_sps, contributed);
       leave_round(i);
       books_[i].last_step = step;
       while (global_step_ < step) {
@@ -185,6 +192,8 @@ class TrainingRun {
       r.rounds_simulated = rounds_;
     }
     r.ledger = ledger_;
+    r.vcu_reference_sps = vcu_reference_sps_;
+    r.vcu_total = coins_.total();
     r.series = series_;
     r.state_downloads = downloads_;
     r.update_downloads = update_downloads_;
@@ -210,6 +219,7 @@ class TrainingRun {
       r.relayed_bytes += s.relayed_bytes;
       s.traffic_gb_per_hour = s.up_s > 0 ? static_cast<double>(s.bytes_sent + s.bytes_received) / 1e9 / (s.up_s / 3600) : 0;
       s.samples = b.samples;
+      s.vcu = coins_.balance(i);
       s.state_downloads = b.downloads;
       s.update_downloads = b.update_downloads;
       s.step = p ? p->step() : b.last_step;
@@ -245,6 +255,8 @@ class TrainingRun {
   std::unique_ptr<SimSwarm> swarm_;
   std::vector<PeerBooks> books_;
   core::training::SampleLedger ledger_;
+  core::training::CoinLedger coins_;
+  double vcu_reference_sps_ = 0;
   std::uint64_t global_step_ = 0;
   std::vector<double> step_times_;
   std::size_t in_round_ = 0;  // peers inside a round

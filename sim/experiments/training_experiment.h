@@ -41,6 +41,7 @@ struct PeerTrainingStats {
   std::uint64_t relayed_bytes = 0;  // forwarded for client pairs as their relay (in bytes_sent too)
   double traffic_gb_per_hour = 0;  // (sent + received) / up hours, in 10^9 bytes
   std::uint64_t samples = 0;       // computed
+  double vcu = 0;                  // Hydra's compute reward for its samples in steps (docs/hydra.md §3)
   std::uint64_t state_downloads = 0;   // whole states
   std::uint64_t update_downloads = 0;  // the steps missed since a state it held
   std::uint64_t step = 0;          // its optimizer step at the end
@@ -88,6 +89,8 @@ struct TrainingRunResult {
   // Means over peers that compute.
   double mean_utilisation = 0, mean_idle_s = 0, mean_averaging_s = 0, mean_wait_s = 0, mean_traffic_gb_per_hour = 0;
   std::uint64_t events = 0;
+  double vcu_reference_sps = 0;     // the reference machine of the compute reward
+  double vcu_total = 0;
 };
 
 // Throws std::invalid_argument for a scenario that does not train (no peers or workload).
