@@ -30,13 +30,14 @@ void TrackerBackup::request() {
   TrackerCommand c;
   c.op = TrackerOp::Export;
   const std::uint64_t generation = generation_;
+  const Seconds requested_at = env_.now();
   // The client may call back after this backup is gone: the callback checks `alive_` first.
   std::weak_ptr<bool> alive = alive_;
-  client_.submit(c, [this, alive, generation](std::uint64_t, const std::optional<TrackerResult>& result) {
+  client_.submit(c, [this, alive, generation, requested_at](std::uint64_t, const std::optional<TrackerResult>& result) {
     if (alive.expired()) return;
     in_flight_ = false;
     if (!result || result->status != TrackerStatus::Ok || result->state.empty()) return;
-    latest_ = TrackerSnapshot{title_, generation, result->state, env_.now()};
+    latest_ = TrackerSnapshot{title_, generation, result->state, requested_at, env_.now()};
     ++taken_;
   });
 }

@@ -26,6 +26,7 @@ struct TrackerSnapshot {
   std::string title;
   std::uint64_t generation = 0;  // of the group it was read from
   Bytes state;                   // TrackerStateMachine::snapshot()
+  Seconds requested_at = 0;      // when the Export was submitted: it holds every update acked before
   Seconds taken_at = 0;          // when the reply arrived
 };
 
@@ -43,6 +44,7 @@ class TrackerBackup {
   // The generation of the group the client now talks to (after a reboot).
   void set_generation(std::uint64_t generation) { generation_ = generation; }
   const std::optional<TrackerSnapshot>& latest() const { return latest_; }
+  bool waiting() const { return in_flight_; }  // an Export is on its way
   std::uint64_t snapshots_taken() const { return taken_; }
 
  private:

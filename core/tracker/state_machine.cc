@@ -47,12 +47,12 @@ Bytes TrackerStateMachine::apply(std::span<const std::uint8_t> command) {
     session = session_for(c.client);
   }
   ++applied_;
-  TrackerResult res = execute(c);
-  if (session) {
+  if (session) {  // before executing: an Export's snapshot includes its own session
     session->last_seq = c.seq;
     session->last_used = applied_;
-    if (is_update(c.op)) session->last_status = res.status;
   }
+  TrackerResult res = execute(c);
+  if (session && is_update(c.op)) session->last_status = res.status;
   return encode_tracker_result(res);
 }
 
