@@ -107,7 +107,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> in(data, size);
   check_decoders(in);
   TrackerStateMachine m = populated();
-  core::tracker::decode_tracker_result(m.apply(in), TrackerOp::AddFile);  // an error status at worst
+  TrackerOp op = TrackerOp::AddFile;  // what a malformed command's result decodes as
+  try {
+    op = core::tracker::decode_tracker_command(in).op;
+  } catch (const core::DecodeError&) {
+  }
+  core::tracker::decode_tracker_result(m.apply(in), op);  // a well-formed result, an error status at worst
 
   World w;
   w.host.handle(1, core::Message{Bytes(in.begin(), in.end()), 0});

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -324,6 +325,7 @@ TEST(TrackerGroup, RebootsFromTheCreatorsSnapshotAfterLosingTheWholeGroup) {
     if (HasFatalFailure()) return;
   }
   EXPECT_GT(lost, 100u);
+  std::printf("[ tracker  ] 100 reboots from a snapshot: %zu acknowledged updates reported lost\n", lost);
 }
 
 TEST(TrackerGroup, RebootRejectsABadSnapshot) {
