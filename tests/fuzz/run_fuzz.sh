@@ -2,7 +2,7 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, allreduce, training, live, group, auth, relay, dmoe, scenario, trace or idx; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, allreduce, tracker, training, live, group, auth, relay, dmoe, scenario, trace or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
 # Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc: idx, the dataset files' decoder) with its seeds in tests/fuzz/corpus/<t>/.
@@ -56,6 +56,20 @@ case "$target" in
       "$root"/core/wire.cc
       "$root"/core/peer_limits.cc
       "$root"/core/raft/*.cc
+      "$root"/tests/core/support/memory_world.cc
+    )
+    extra_includes=(-I "$root/tests/core")
+    ;;
+  tracker)
+    # A tracker group runs on the core's test double (tests/core/support/memory_world.h).
+    sources=(
+      "$root"/core/wire.cc
+      "$root"/core/peer_limits.cc
+      "$root"/core/raft/*.cc
+      "$root"/core/tracker/*.cc
+      "$root"/core/dht/node_id.cc
+      "$root"/core/dht/sha1.cc
+      "$root"/core/dht/sha256.cc
       "$root"/tests/core/support/memory_world.cc
     )
     extra_includes=(-I "$root/tests/core")
@@ -132,7 +146,7 @@ case "$target" in
     libs=(-lz)
     ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft, allreduce, training, live, group, auth, relay, dmoe, scenario, trace, idx)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, allreduce, tracker, training, live, group, auth, relay, dmoe, scenario, trace, idx)" >&2
     exit 2
     ;;
 esac

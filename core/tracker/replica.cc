@@ -1,0 +1,87 @@
+#include "core/tracker/replica.h"
+
+#include "core/service_ids.h"
+
+namespace swarmlab::core::tracker {
+
+TrackerReplica::TrackerReplica(Environment& env, raft::RaftConfig config, raft::MemoryStorage storage,
+                               std::vector<PeerId> candidates, raft::RaftHooks hooks, TrackerLimits limits)
+    : env_(env), config_(std::move(config)), storage_(std::move(storage)), candidates_(std::move(candidates)),
+      hooks_(std::move(hooks)), limits_(limits) {
+  restart();
+}
+
+void TrackerReplica::crash() {
+  node_.reset();  // first: the node refers to the machine
+  machine_.reset();
+}
+
+void TrackerReplica::restart() {
+  if (node_) return;
+  machine_ = std::make_unique<TrackerStateMachine>(limits_);
+  node_ = std::make_unique<raft::RaftNode>(env_, config_, storage_, *machine_, hooks_);
+  node_->set_candidates(candidates_);
+}
+
+TrackerReplica& TrackerHost::host(raft::RaftConfig config, raft::MemoryStorage storage, std::vector<PeerId> candidates,
+                                  raft::RaftHooks hooks, TrackerLimits limits) {
+  const std::uint64_t group = config.group;
+  auto replica = std::make_unique<TrackerReplica>(env_, std::move(config), std::move(storage), std::move(candidates),
+                                                  std::move(hooks), limits);
+  auto& slot = replicas_[group];
+  slot = std::move(replica);
+  return *slot;
+}
+
+TrackerReplica* TrackerHost::replica(std::uint64_t group) {
+  auto it = replicas_.find(group);
+  return it == replicas_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::uint64_t> TrackerHost::groups() const {
+  std::vector<std::uint64_t> out;
+  for (const auto& [group, r] : replicas_) out.push_back(group);
+  return out;
+}
+
+std::optional<RaftHeader> peek_raft_header(std::span<const std::uint8_t> bytes) {
+  try {
+    Reader r(bytes);
+    if (r.u8() != static_cast<std::uint8_t>(ServiceId::Raft)) return std::nullopt;
+    const std::uint8_t kind = r.u8();
+    if (kind < 1 || kind > 8) return std::nullopt;
+    return RaftHeader{static_cast<raft::MessageKind>(kind), r.varint()};
+  } catch (const DecodeError&) {
+    return std::nullopt;
+  }
+}
+
+void TrackerHost::handle(PeerId from, const Message& message) {
+  const auto header = peek_raft_header(message.bytes);
+  if (!header) {
+    ++dropped_;
+    return;
+  }
+  if (header->kind == raft::MessageKind::ClientReply) {
+    auto it = clients_.find(header->group);
+    if (it == clients_.end()) {
+      ++dropped_;
+      return;
+    }
+    it->second->handle(from, message);
+    return;
+  }
+  TrackerReplica* r = replica(header->group);
+  if (!r) {
+    ++dropped_;
+    return;
+  }
+  r->receive(from, message.bytes);
+}
+
+void TrackerHost::on_link_failure(PeerId peer) {
+  // Raft relies on its own timeouts; clients do too, but hear of it to move on sooner.
+  for (const auto& [group, client] : clients_) client->on_link_failure(peer);
+}
+
+}  // namespace swarmlab::core::tracker

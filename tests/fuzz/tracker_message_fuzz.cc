@@ -1,0 +1,168 @@
+// libFuzzer target for the dataset trackers' decoders (tests/fuzz/run_fuzz.sh tracker builds and
+// runs it; core/tracker/README.md).
+//
+// Each input is (1) decoded as a tracker command, as a result of each op and as a state machine
+// snapshot: every decoder must either throw DecodeError or return something that encodes back to
+// the same bytes (the encodings are canonical), and a rejected snapshot must leave the machine's
+// state unchanged; (2) applied as a command to a populated TrackerStateMachine, which must answer
+// without throwing; (3) delivered to a peer's TrackerHost serving a one-replica tracker group, as a
+// message and as the command of a ClientRequest, after which the group must still serve a Query.
+//
+// Built with -DTRACKER_FUZZ_MAKE_CORPUS it is instead a program that writes the seed corpus.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/raft/messages.h"
+#include "core/tracker/client.h"
+#include "core/tracker/commands.h"
+#include "core/tracker/group.h"
+#include "core/tracker/replica.h"
+#include "core/tracker/state_machine.h"
+#include "support/memory_world.h"
+
+namespace {
+
+using namespace swarmlab;
+using core::tracker::Bytes;
+using core::tracker::TrackerCommand;
+using core::tracker::TrackerOp;
+using core::tracker::TrackerStateMachine;
+
+TrackerCommand command(TrackerOp op, std::uint64_t seq, std::string text = {}, core::PeerId peer = 0,
+                       std::uint64_t size = 0) {
+  TrackerCommand c;
+  c.op = op;
+  c.client = 3;
+  c.seq = seq;
+  c.text = std::move(text);
+  c.peer = peer;
+  c.size = size;
+  return c;
+}
+
+// The commands that build a small dataset: two files, a contributor, a downloader, a seeder.
+std::vector<TrackerCommand> script() {
+  return {command(TrackerOp::CreateDataset, 1, "fashion-mnist", 1), command(TrackerOp::AddFile, 2, "train.gz", 0, 26421880),
+          command(TrackerOp::AddFile, 3, "test.gz", 0, 4422102), command(TrackerOp::RecordContribution, 4, "train.gz", 1),
+          command(TrackerOp::DownloadStarted, 5, {}, 2), command(TrackerOp::DownloadCompleted, 6, "test.gz", 2),
+          command(TrackerOp::DownloadCompleted, 7, "test.gz", 5), command(TrackerOp::DownloadCompleted, 8, "train.gz", 5)};
+}
+
+TrackerStateMachine populated() {
+  TrackerStateMachine m;
+  for (const TrackerCommand& c : script()) m.apply(core::tracker::encode_tracker_command(c));
+  return m;
+}
+
+void check_decoders(std::span<const std::uint8_t> in) {
+  try {
+    const TrackerCommand c = core::tracker::decode_tracker_command(in);
+    if (core::tracker::encode_tracker_command(c) != Bytes(in.begin(), in.end())) std::abort();
+  } catch (const core::DecodeError&) {
+  }
+  for (std::uint8_t op = 1; op <= 8; ++op) {
+    try {
+      const auto r = core::tracker::decode_tracker_result(in, static_cast<TrackerOp>(op));
+      if (core::tracker::encode_tracker_result(r) != Bytes(in.begin(), in.end())) std::abort();
+    } catch (const core::DecodeError&) {
+    }
+  }
+  TrackerStateMachine m = populated();
+  const Bytes before = m.snapshot();
+  try {
+    m.restore(in);
+    if (m.snapshot() != Bytes(in.begin(), in.end())) std::abort();
+  } catch (const core::DecodeError&) {
+    if (m.snapshot() != before) std::abort();
+  }
+}
+
+// A one-replica tracker group on peer 0 of a memory world, the dataset built by `script`.
+struct World {
+  World() : net(2, core::testing::PeerSpec{0, 0, 0}, 5), host(net.env(0)) {
+    core::tracker::TrackerGroupOptions o;
+    o.replicas = 1;
+    cfg = core::tracker::tracker_raft_config("fashion-mnist", o);
+    net.env(0).set_sink(&host);
+    host.host(cfg, core::raft::MemoryStorage(core::raft::Configuration::of({0})), {0});
+    net.run_for(1.0);
+    for (const TrackerCommand& c : script()) node().propose(core::tracker::encode_tracker_command(c));
+    net.run_for(0.1);
+  }
+  core::raft::RaftNode& node() { return *host.replica(cfg.group)->node(); }
+  core::testing::MemoryWorld net;
+  core::tracker::TrackerHost host;
+  core::raft::RaftConfig cfg;
+};
+
+}  // namespace
+
+#ifndef TRACKER_FUZZ_MAKE_CORPUS
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> in(data, size);
+  check_decoders(in);
+  TrackerStateMachine m = populated();
+  TrackerOp op = TrackerOp::AddFile;  // what a malformed command's result decodes as
+  try {
+    op = core::tracker::decode_tracker_command(in).op;
+  } catch (const core::DecodeError&) {
+  }
+  core::tracker::decode_tracker_result(m.apply(in), op);  // a well-formed result, an error status at worst
+
+  World w;
+  w.host.handle(1, core::Message{Bytes(in.begin(), in.end()), 0});
+  core::raft::RaftMessage request;
+  request.kind = core::raft::MessageKind::ClientRequest;
+  request.group = w.cfg.group;
+  request.request_id = 1;
+  request.data.assign(in.begin(), in.end());
+  w.host.handle(1, core::Message{core::raft::encode(request), 0});
+  w.net.run_for(1.0);
+  // A hostile message may depose the leader (a higher term): alone in its group, it is elected again.
+  for (int i = 0; i < 30 && !w.node().is_leader(); ++i) w.net.run_for(0.1);
+  // The group still serves: a Query through the log is answered with the dataset.
+  const auto index = w.node().propose(core::tracker::encode_tracker_command(command(TrackerOp::Query, 0)));
+  if (!index) std::abort();
+  w.net.run_for(0.1);
+  if (w.node().applied_index() < *index) std::abort();
+  if (!w.host.replica(w.cfg.group)->machine()->info().created) std::abort();
+  return 0;
+}
+
+#else
+
+#include "tests/fuzz/corpus_writer.h"
+
+// One seed per command, per result kind, a snapshot, and a Raft ClientRequest for the group.
+int main(int argc, char** argv) {
+  swarmlab::fuzz::CorpusWriter corpus(argc, argv);
+  if (!corpus.ok()) return 2;
+  using namespace core::tracker;
+  const char* names[] = {"create", "add_file", "add_file_2", "contribution", "download_started",
+                         "download_completed", "download_completed_2", "download_completed_seeder"};
+  std::size_t i = 0;
+  for (const TrackerCommand& c : script()) corpus.write("command_" + std::string(names[i++]), encode_tracker_command(c));
+  corpus.write("command_remove_peer", encode_tracker_command(command(TrackerOp::RemovePeer, 9, {}, 2)));
+  corpus.write("command_query", encode_tracker_command(command(TrackerOp::Query, 10)));
+  corpus.write("command_export", encode_tracker_command(command(TrackerOp::Export, 11)));
+  TrackerStateMachine m = populated();
+  corpus.write("snapshot", m.snapshot());
+  corpus.write("result_query", encode_tracker_result({TrackerStatus::Ok, m.info(), {}}));
+  corpus.write("result_status", encode_tracker_result({TrackerStatus::NoSuchFile, std::nullopt, {}}));
+  World w;
+  core::raft::RaftMessage request;
+  request.kind = core::raft::MessageKind::ClientRequest;
+  request.group = w.cfg.group;
+  request.request_id = 7;
+  request.data = encode_tracker_command(command(TrackerOp::AddFile, 12, "extra.gz", 0, 100));
+  corpus.write("client_request", core::raft::encode(request));
+  corpus.write("garbage", {0x06, 0x07, 0xff});
+  return corpus.done();
+}
+
+#endif
