@@ -6,27 +6,19 @@
 #include <span>
 #include <string_view>
 
+#include "core/dht/block_hash.h"
+
 namespace swarmlab::core::dht {
 
-using Sha1Digest = std::array<std::uint8_t, 20>;
-
-// Incremental hashing: update() any number of times, then digest() once.
-class Sha1 {
- public:
-  Sha1();
-  void update(std::span<const std::uint8_t> data);
-  void update(std::string_view data);
-  // Pads, finishes and returns the digest; the object must not be updated afterwards.
-  Sha1Digest digest();
-
- private:
-  void compress(const std::uint8_t* block);
-
-  std::array<std::uint32_t, 5> h_;
-  std::array<std::uint8_t, 64> buffer_{};
-  std::size_t buffered_ = 0;
-  std::uint64_t total_bytes_ = 0;
+// Initial hash value H(0) (section 5.3.1) and one block's compression (section 6.1.2).
+struct Sha1Traits {
+  static constexpr std::array<std::uint32_t, 5> kInitial = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u,
+                                                            0xC3D2E1F0u};
+  static void compress(std::array<std::uint32_t, 5>& h, const std::uint8_t* block);
 };
+
+using Sha1 = BlockHash<Sha1Traits>;
+using Sha1Digest = Sha1::Digest;
 
 Sha1Digest sha1(std::span<const std::uint8_t> data);
 Sha1Digest sha1(std::string_view data);

@@ -5,11 +5,6 @@
 namespace swarmlab::core::dht {
 namespace {
 
-std::uint32_t load_be32(const std::uint8_t* p) {
-  return static_cast<std::uint32_t>(p[0]) << 24 | static_cast<std::uint32_t>(p[1]) << 16 |
-         static_cast<std::uint32_t>(p[2]) << 8 | static_cast<std::uint32_t>(p[3]);
-}
-
 // The constants K(256) (section 4.2.2): the first 32 bits of the fractional parts of the cube roots
 // of the first 64 primes.
 constexpr std::uint32_t kRound[64] = {
@@ -25,59 +20,17 @@ constexpr std::uint32_t kRound[64] = {
 
 }  // namespace
 
-// Initial hash value H(0) (section 5.3.3): the first 32 bits of the fractional parts of the square
-// roots of the first 8 primes.
-Sha256::Sha256()
-    : h_{0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au, 0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u} {}
-
-void Sha256::update(std::string_view data) {
-  update(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(data.data()), data.size()));
-}
-
-void Sha256::update(std::span<const std::uint8_t> data) {
-  total_bytes_ += data.size();
-  std::size_t i = 0;
-  if (buffered_ > 0) {
-    while (buffered_ < 64 && i < data.size()) buffer_[buffered_++] = data[i++];
-    if (buffered_ < 64) return;
-    compress(buffer_.data());
-    buffered_ = 0;
-  }
-  for (; i + 64 <= data.size(); i += 64) compress(data.data() + i);
-  while (i < data.size()) buffer_[buffered_++] = data[i++];
-}
-
-Sha256Digest Sha256::digest() {
-  // Padding (section 5.1.1), as for SHA-1: a 1 bit, zeros up to 56 mod 64 bytes, the bit length.
-  const std::uint64_t bit_length = total_bytes_ * 8;
-  buffer_[buffered_++] = 0x80;
-  if (buffered_ > 56) {
-    while (buffered_ < 64) buffer_[buffered_++] = 0;
-    compress(buffer_.data());
-    buffered_ = 0;
-  }
-  while (buffered_ < 56) buffer_[buffered_++] = 0;
-  for (int i = 7; i >= 0; --i) buffer_[buffered_++] = static_cast<std::uint8_t>(bit_length >> (8 * i));
-  compress(buffer_.data());
-  buffered_ = 0;
-
-  Sha256Digest out;
-  for (int i = 0; i < 8; ++i)
-    for (int b = 0; b < 4; ++b) out[4 * i + b] = static_cast<std::uint8_t>(h_[i] >> (24 - 8 * b));
-  return out;
-}
-
 // One 512-bit block (section 6.2.2): the message schedule, 64 rounds, then the intermediate hash.
-void Sha256::compress(const std::uint8_t* block) {
+void Sha256Traits::compress(std::array<std::uint32_t, 8>& state, const std::uint8_t* block) {
   using std::rotr;
   std::uint32_t w[64];
-  for (int t = 0; t < 16; ++t) w[t] = load_be32(block + 4 * t);
+  for (int t = 0; t < 16; ++t) w[t] = block_word(block + 4 * t);
   for (int t = 16; t < 64; ++t) {
     const std::uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);   // σ0
     const std::uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);    // σ1
     w[t] = s1 + w[t - 7] + s0 + w[t - 16];
   }
-  std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
+  std::uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4], f = state[5], g = state[6], h = state[7];
   for (int t = 0; t < 64; ++t) {
     const std::uint32_t big_s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);  // Σ1
     const std::uint32_t ch = (e & f) ^ (~e & g);
@@ -94,14 +47,14 @@ void Sha256::compress(const std::uint8_t* block) {
     b = a;
     a = t1 + t2;
   }
-  h_[0] += a;
-  h_[1] += b;
-  h_[2] += c;
-  h_[3] += d;
-  h_[4] += e;
-  h_[5] += f;
-  h_[6] += g;
-  h_[7] += h;
+  state[0] += a;
+  state[1] += b;
+  state[2] += c;
+  state[3] += d;
+  state[4] += e;
+  state[5] += f;
+  state[6] += g;
+  state[7] += h;
 }
 
 Sha256Digest sha256(std::span<const std::uint8_t> data) {

@@ -7,27 +7,20 @@
 #include <span>
 #include <string_view>
 
+#include "core/dht/block_hash.h"
+
 namespace swarmlab::core::dht {
 
-using Sha256Digest = std::array<std::uint8_t, 32>;
-
-// Incremental hashing: update() any number of times, then digest() once.
-class Sha256 {
- public:
-  Sha256();
-  void update(std::span<const std::uint8_t> data);
-  void update(std::string_view data);
-  // Pads, finishes and returns the digest; the object must not be updated afterwards.
-  Sha256Digest digest();
-
- private:
-  void compress(const std::uint8_t* block);
-
-  std::array<std::uint32_t, 8> h_;
-  std::array<std::uint8_t, 64> buffer_{};
-  std::size_t buffered_ = 0;
-  std::uint64_t total_bytes_ = 0;
+// Initial hash value H(0) (section 5.3.3: the first 32 bits of the fractional parts of the square
+// roots of the first 8 primes) and one block's compression (section 6.2.2).
+struct Sha256Traits {
+  static constexpr std::array<std::uint32_t, 8> kInitial = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
+                                                            0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
+  static void compress(std::array<std::uint32_t, 8>& h, const std::uint8_t* block);
 };
+
+using Sha256 = BlockHash<Sha256Traits>;
+using Sha256Digest = Sha256::Digest;
 
 Sha256Digest sha256(std::span<const std::uint8_t> data);
 Sha256Digest sha256(std::string_view data);

@@ -4,18 +4,12 @@
 
 #include <string>
 
+#include "dht/hex.h"
+
 namespace swarmlab::core::dht {
 namespace {
 
-std::string hex(const Sha1Digest& d) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (std::uint8_t b : d) {
-    s.push_back(kDigits[b >> 4]);
-    s.push_back(kDigits[b & 15]);
-  }
-  return s;
-}
+using testing::hex;
 
 // Test vectors from FIPS 180 (Appendix A of 180-1 / the NIST examples) and well-known strings.
 TEST(Sha1, FipsVectors) {

@@ -4,18 +4,12 @@
 
 #include <string>
 
+#include "dht/hex.h"
+
 namespace swarmlab::core::dht {
 namespace {
 
-std::string hex(const Sha256Digest& d) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (std::uint8_t b : d) {
-    s.push_back(kDigits[b >> 4]);
-    s.push_back(kDigits[b & 15]);
-  }
-  return s;
-}
+using testing::hex;
 
 // The examples published with FIPS 180 (one block, two blocks, a million 'a') and common strings.
 TEST(Sha256, FipsVectors) {
