@@ -65,6 +65,7 @@ DecodedChunk decode_chunk(const Message& message) {
   }
   const std::uint64_t part = r.varint(), parts = r.varint(), first = r.varint(), elements = r.varint();
   if (parts == 0 || parts > kMaxParts || part >= parts) throw DecodeError("part out of range");
+  if (elements == 0) throw DecodeError("a part carries at least one element");
   if (elements > kMaxMessageBytes || first > (std::uint64_t{1} << 48)) throw DecodeError("element range out of bounds");
   h.part = static_cast<std::uint32_t>(part);
   h.parts = static_cast<std::uint32_t>(parts);

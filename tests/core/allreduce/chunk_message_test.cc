@@ -90,6 +90,10 @@ TEST(ChunkMessage, RejectsMalformedMessages) {
   h.part = 2;  // part >= parts
   h.block_weights.clear();
   EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
+  // Found by the fuzzer: a real payload of no elements would encode back as a virtual one.
+  Message empty;
+  empty.bytes = {8, 1, 0, 8, 10, 1, 8, 1, 0, 0, 1};
+  EXPECT_THROW(decode_chunk(empty), DecodeError);
   h = part0();
   h.step = 64;
   EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
