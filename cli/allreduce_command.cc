@@ -53,6 +53,7 @@ int run_allreduce(const AllReduceArgs& a) {
                 "averaged", "took_over", "lost_MB", "repl_GB/GB", "butterfly", "planner");
   for (std::int64_t g : a.groups) {
     bool first = true;
+    double butterfly = 0, planner = 0;  // measured once per P, with the first R
     for (std::int64_t r : a.replicas) {
       sim::ReplicatedAllReduceConfig c;
       c.groups = static_cast<std::uint32_t>(g);
@@ -61,7 +62,6 @@ int run_allreduce(const AllReduceArgs& a) {
       c.parameters = static_cast<std::uint64_t>(a.parameters);
       c.compare_butterfly = first;  // the same P participants for every R
       const auto res = sim::run_replicated_allreduce(c);
-      static double butterfly = 0, planner = 0;
       if (first) butterfly = res.butterfly_s, planner = res.planner_s;
       first = false;
       Json row = {{"groups", g}, {"replicas", r}, {"election_s", res.election_s}, {"step_s", res.step_s},

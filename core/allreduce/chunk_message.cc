@@ -8,10 +8,6 @@
 #include "core/wire.h"
 
 namespace swarmlab::core::allreduce {
-namespace {
-constexpr std::uint8_t kCodecCount = 4;
-}
-
 Message encode_chunk(const ChunkHeader& h, std::span<const float> values) {
   Message m;
   const bool part = h.kind == ChunkKind::Part;
@@ -72,8 +68,9 @@ DecodedChunk decode_chunk(const Message& message) {
   h.first_element = first;
   h.elements = static_cast<std::uint32_t>(elements);
   const std::uint8_t c = r.u8();
-  if (c >= kCodecCount) throw DecodeError("unknown codec " + std::to_string(c));
-  h.codec = static_cast<codec::Codec>(c);
+  const auto codec = codec::codec_from_byte(c);
+  if (!codec) throw DecodeError("unknown codec " + std::to_string(c));
+  h.codec = *codec;
   const std::uint8_t present = r.u8();
   if (present > 1) throw DecodeError("invalid payload flag");
   d.has_payload = present == 1;

@@ -13,10 +13,7 @@ std::optional<std::uint32_t> ReplicaGroupPlan::group_of(PeerId peer) const {
   return std::nullopt;
 }
 
-std::uint64_t ReplicaGroupPlan::elements_per_part() const {
-  const double per = codec::bytes_per_element(codec);
-  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(part_bytes) / per));
-}
+std::uint64_t ReplicaGroupPlan::elements_per_part() const { return codec::elements_fitting(codec, part_bytes); }
 
 void ReplicaGroupPlan::validate() const {
   if (round_id == 0) throw std::invalid_argument("replicated all-reduce: round_id must be > 0");
@@ -34,7 +31,8 @@ void ReplicaGroupPlan::validate() const {
   }
   if (length < groups.size() || length > (std::uint64_t{1} << 48))
     throw std::invalid_argument("replicated all-reduce: between P and 2^48 elements");
-  if (part_bytes == 0) throw std::invalid_argument("replicated all-reduce: part_bytes must be > 0");
+  if (part_bytes <= codec::encoded_size(codec, 0))
+    throw std::invalid_argument("replicated all-reduce: part_bytes must exceed the codec's header");
 }
 
 ReplicatedAllReduce::ReplicatedAllReduce(Environment& env, raft::RaftNode& raft, const StepLog& log,

@@ -36,13 +36,12 @@
 #include "core/allreduce/chunk_message.h"
 #include "core/allreduce/halving_doubling.h"
 #include "core/allreduce/step_log.h"
+#include "core/averaging/round_plan.h"
 #include "core/codec/codec.h"
 #include "core/env.h"
 #include "core/raft/node.h"
 
 namespace swarmlab::core::allreduce {
-
-inline constexpr std::uint64_t kDefaultPartBytes = 512 * 1024;
 
 struct ReplicaGroupPlan {
   std::uint64_t round_id = 1;  // > 0, and larger than every earlier round of these groups
@@ -51,7 +50,7 @@ struct ReplicaGroupPlan {
   std::vector<double> weights;  // per group, > 0
   std::uint64_t length = 0;     // elements of the vector (at most 2^48)
   codec::Codec codec = codec::Codec::Fp32;
-  std::uint64_t part_bytes = kDefaultPartBytes;
+  std::uint64_t part_bytes = averaging::kDefaultPartBytes;
 
   std::optional<std::uint32_t> group_of(PeerId peer) const;
   std::uint64_t elements_per_part() const;

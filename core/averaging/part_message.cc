@@ -7,10 +7,6 @@
 #include "core/wire.h"
 
 namespace swarmlab::core::averaging {
-namespace {
-constexpr std::uint8_t kCodecCount = 4;
-}
-
 Message encode_part(const PartHeader& h, std::span<const float> values, bool virtual_payload) {
   Message m;
   const std::size_t payload = codec::encoded_size(h.codec, h.elements);
@@ -46,8 +42,9 @@ DecodedPart decode_part(const Message& message) {
   if (!(d.header.weight >= 0) || d.header.weight > 1e300) throw DecodeError("invalid weight");
   d.header.elements = r.u32();
   const std::uint8_t c = r.u8();
-  if (c >= kCodecCount) throw DecodeError("unknown codec " + std::to_string(c));
-  d.header.codec = static_cast<codec::Codec>(c);
+  const auto codec = codec::codec_from_byte(c);
+  if (!codec) throw DecodeError("unknown codec " + std::to_string(c));
+  d.header.codec = *codec;
   const std::uint8_t present = r.u8();
   if (present > 1) throw DecodeError("invalid payload flag");
   d.has_payload = present == 1;

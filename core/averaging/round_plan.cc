@@ -14,15 +14,7 @@ std::optional<std::size_t> RoundPlan::index_of(PeerId peer) const {
   return std::nullopt;
 }
 
-std::uint64_t RoundPlan::elements_per_part() const {
-  // encoded_size is affine in n (a fixed header plus a per-element cost); search the largest fit.
-  const std::size_t header = codec::encoded_size(codec, 0);
-  const std::size_t per_element = codec::encoded_size(codec, 1) - header;
-  if (part_bytes <= header) throw std::invalid_argument("part_bytes too small for the codec header");
-  std::uint64_t n = (part_bytes - header) / per_element;
-  while (n > 1 && codec::encoded_size(codec, n) > part_bytes) --n;
-  return std::max<std::uint64_t>(n, 1);
-}
+std::uint64_t RoundPlan::elements_per_part() const { return codec::elements_fitting(codec, part_bytes); }
 
 std::uint32_t RoundPlan::parts_in_span(std::size_t member) const {
   const std::uint64_t per = elements_per_part();

@@ -202,6 +202,21 @@ std::size_t encoded_size(Codec codec, std::size_t n) {
   throw std::invalid_argument("unknown codec value");
 }
 
+std::uint64_t elements_fitting(Codec codec, std::uint64_t bytes) {
+  // encoded_size is affine in n (a fixed header plus a per-element cost); search the largest fit.
+  const std::size_t header = encoded_size(codec, 0);
+  const std::size_t per_element = encoded_size(codec, 1) - header;
+  if (bytes <= header) throw std::invalid_argument("part size too small for the codec header");
+  std::uint64_t n = (bytes - header) / per_element;
+  while (n > 1 && encoded_size(codec, n) > bytes) --n;
+  return std::max<std::uint64_t>(n, 1);
+}
+
+std::optional<Codec> codec_from_byte(std::uint8_t byte) {
+  if (byte > static_cast<std::uint8_t>(Codec::Uint8Uniform)) return std::nullopt;
+  return static_cast<Codec>(byte);
+}
+
 double bytes_per_element(Codec codec) {
   switch (codec) {
     case Codec::Fp32: return 4.0;

@@ -12,6 +12,7 @@
 // The exact numerics (which mean, which σ, how non-finite values travel) are in codec.cc.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,11 @@ Codec parse_codec(std::string_view text);
 std::size_t encoded_size(Codec codec, std::size_t n);
 // Asymptotic bytes per element (header ignored), for planning.
 double bytes_per_element(Codec codec);
+// The most elements (at least 1) whose encoding fits in `bytes`: what one streamed part carries.
+// Throws std::invalid_argument when `bytes` cannot hold the codec's header.
+std::uint64_t elements_fitting(Codec codec, std::uint64_t bytes);
+// The codec a wire byte names; nullopt for an unknown one (decoders reject the message).
+std::optional<Codec> codec_from_byte(std::uint8_t byte);
 
 // Appends the encoding of `in` to `out`.
 void encode(Codec codec, std::span<const float> in, std::vector<std::uint8_t>& out);

@@ -68,4 +68,12 @@ class BlockHash {
   std::uint64_t total_bytes_ = 0;
 };
 
+// The digest of one whole message.
+template <class Hash, class Data>
+typename Hash::Digest digest_of(const Data& data) {
+  Hash h;
+  h.update(data);
+  return h.digest();
+}
+
 }  // namespace swarmlab::core::dht

@@ -40,16 +40,8 @@ void Sha1Traits::compress(std::array<std::uint32_t, 5>& state, const std::uint8_
   state[4] += e;
 }
 
-Sha1Digest sha1(std::span<const std::uint8_t> data) {
-  Sha1 s;
-  s.update(data);
-  return s.digest();
-}
+Sha1Digest sha1(std::span<const std::uint8_t> data) { return digest_of<Sha1>(data); }
 
-Sha1Digest sha1(std::string_view data) {
-  Sha1 s;
-  s.update(data);
-  return s.digest();
-}
+Sha1Digest sha1(std::string_view data) { return digest_of<Sha1>(data); }
 
 }  // namespace swarmlab::core::dht

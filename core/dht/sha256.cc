@@ -57,16 +57,8 @@ void Sha256Traits::compress(std::array<std::uint32_t, 8>& state, const std::uint
   state[7] += h;
 }
 
-Sha256Digest sha256(std::span<const std::uint8_t> data) {
-  Sha256 s;
-  s.update(data);
-  return s.digest();
-}
+Sha256Digest sha256(std::span<const std::uint8_t> data) { return digest_of<Sha256>(data); }
 
-Sha256Digest sha256(std::string_view data) {
-  Sha256 s;
-  s.update(data);
-  return s.digest();
-}
+Sha256Digest sha256(std::string_view data) { return digest_of<Sha256>(data); }
 
 }  // namespace swarmlab::core::dht
