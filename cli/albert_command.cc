@@ -62,7 +62,7 @@ std::string explain(const scenarios::Scenario& sc, const sim::TrainingRunResult&
   return s;
 }
 
-const bool registered = register_command(
+const bool albert_registered = register_command(
     "albert", "DeDLOC ALBERT-large setups trained for a simulated 48 h: steps/hour and relative speed",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<AlbertArgs>();

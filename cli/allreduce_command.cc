@@ -92,7 +92,7 @@ int run_allreduce(const AllReduceArgs& a) {
   return kExitOk;
 }
 
-const bool registered = register_command(
+const bool allreduce_registered = register_command(
     "allreduce", "Hydra's fault-tolerant all-reduce over Raft replica groups, beside butterfly and the planner",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<AllReduceArgs>();

@@ -16,7 +16,7 @@ struct AuthArgs {
   double ttl_s = 0;
 };
 
-const bool registered = register_command(
+const bool auth_registered = register_command(
     "auth", "Allowlist authority: key pairs and signed access tokens (docs/trust.md)",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<AuthArgs>();

@@ -1,6 +1,7 @@
 #pragma once
-// Subcommand registry. Each cli/<name>_command.cc registers itself at static-initialisation time,
-// so adding a subcommand touches no other file.
+// Subcommand registry. Each cli/<name>_command.cc registers itself at static-initialisation time
+// (`const bool <name>_registered = register_command(...)`: the files are compiled in batches, so
+// the name is the command's), so adding a subcommand touches no other file.
 #include <functional>
 #include <string>
 #include <vector>

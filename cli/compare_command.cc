@@ -18,7 +18,7 @@ struct CompareArgs {
   bool no_report = false;
 };
 
-const bool registered = register_command(
+const bool compare_registered = register_command(
     "compare",
     "Compare two sweeps (or two values of one sweep's axis) per composition: mean change over seeds with a 95% CI, "
     "share that helps, worst case; writes compare.csv, compare.json and report.html",

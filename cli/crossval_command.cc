@@ -14,7 +14,7 @@ struct CrossvalArgs {
   bool quiet = false;
 };
 
-const bool registered = register_command(
+const bool crossval_registered = register_command(
     "crossval", "Cross-validate the fluid network model against packet-level TCP (ns-3) on a fixed suite",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<CrossvalArgs>();

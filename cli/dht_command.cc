@@ -17,7 +17,7 @@ namespace swarmlab::cli {
 namespace {
 
 
-const bool registered = register_command(
+const bool dht_registered = register_command(
     "dht", "Kademlia DHT at scale: success rate, hops, latency and traffic under churn",
     [](CLI::App& sub) -> std::function<int()> {
       auto config = std::make_shared<sim::DhtExperimentConfig>();

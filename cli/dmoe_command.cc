@@ -163,7 +163,7 @@ nlohmann::ordered_json to_json(const sim::DmoeThroughputResult& r) {
   return j;
 }
 
-const bool registered = register_command(
+const bool dmoe_registered = register_command(
     "dmoe",
     "Learning@home's decentralized mixture-of-experts: `dmoe throughput` compares asynchronous DMoE trainers with "
     "model-parallel training as the delay after each block grows; `dmoe swarm` runs thousands of runtimes on the DHT "

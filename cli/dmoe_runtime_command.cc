@@ -7,7 +7,7 @@
 namespace swarmlab::cli {
 namespace {
 
-const bool registered = register_command(
+const bool dmoe_runtime_registered = register_command(
     "dmoe-runtime", "Serve a layer's experts (libtorch) to DMoE trainers, announce them in the DHT, take over lost ones",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<DmoeProcessArgs>();

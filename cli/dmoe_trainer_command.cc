@@ -7,7 +7,7 @@
 namespace swarmlab::cli {
 namespace {
 
-const bool registered = register_command(
+const bool dmoe_trainer_registered = register_command(
     "dmoe-trainer", "Train a model with DMoE layers on Fashion-MNIST against the run's expert runtimes",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<DmoeProcessArgs>();

@@ -60,7 +60,7 @@ int run_groupsize(const GroupsizeArgs& a) {
   return kExitOk;
 }
 
-const bool registered = register_command(
+const bool groupsize_registered = register_command(
     "groupsize", "Choose the Moshpit group size for N peers failing with probability P per round",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<GroupsizeArgs>();

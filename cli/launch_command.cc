@@ -160,7 +160,7 @@ int launch_dmoe_run(const LaunchArgs& a, const std::string& text) {
   return r.ok ? kExitOk : kExitFailure;
 }
 
-const bool registered = register_command(
+const bool launch_registered = register_command(
     "launch", "Run a scenario live: one peer process per peer on this machine, over TCP (optionally emulated links)",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<LaunchArgs>();

@@ -60,7 +60,7 @@ int run_moshpit(const MoshpitArgs& a) {
   return kExitOk;
 }
 
-const bool registered = register_command(
+const bool moshpit_registered = register_command(
     "moshpit", "Simulate Moshpit averaging against all-reduce with restarts and random groups",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<MoshpitArgs>();

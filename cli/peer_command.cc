@@ -155,7 +155,7 @@ int run_training(const PeerArgs& a, const scenarios::Scenario& sc, scenarios::Sc
   return exec::run_training_peer(c, std::cout, std::cerr);
 }
 
-const bool registered = register_command(
+const bool peer_registered = register_command(
     "peer", "Run one real peer of a live run (TCP): averaging rounds, or training with --train; normally started by `swarmlab launch`",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<PeerArgs>();

@@ -29,7 +29,7 @@ struct PlanArgs {
   bool all_compute = false;
 };
 
-const bool registered = register_command(
+const bool plan_registered = register_command(
     "plan", "Solve the DeDLOC planner for a scenario: roles, fractions, steps/s, round time",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<PlanArgs>();

@@ -27,7 +27,7 @@ struct ReachArgs {
   sim::RunBudget budget;
 };
 
-const bool registered = register_command(
+const bool reach_registered = register_command(
     "reach",
     "NAT traversal: a collaboration with client-mode peers trained with client mode alone, relays, hole punching and "
     "both; steps/h, the clients' share of the aggregation, relayed bytes (docs/trust.md)",

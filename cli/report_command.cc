@@ -15,7 +15,7 @@ struct ReportArgs {
   std::string out;
 };
 
-const bool registered = register_command(
+const bool report_registered = register_command(
     "report", "Plots (metric against each axis, heatmaps over two axes) and report.html for one or more sweeps",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<ReportArgs>();

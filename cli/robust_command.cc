@@ -74,7 +74,7 @@ std::string number(double v) {
   return buf;
 }
 
-const bool registered = register_command(
+const bool robust_registered = register_command(
     "robust",
     "Byzantine-robust averaging: 1-7 of 16 simulated peers attack a real Fashion-MNIST training, with and "
     "without CenteredClip (docs/trust.md)",

@@ -67,7 +67,7 @@ int run_dht_scenario(const scenarios::Scenario& sc, const SimArgs& args) {
   return kExitOk;
 }
 
-const bool registered = register_command(
+const bool sim_registered = register_command(
     "sim", "Simulate a scenario's averaging rounds; write results.json, rounds.csv and trace.json (Perfetto)",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<SimArgs>();

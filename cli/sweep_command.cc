@@ -75,7 +75,7 @@ int print_scenario(const sweep::SweepSpec& spec, long long index) {
   return kExitOk;
 }
 
-const bool registered = register_command(
+const bool sweep_registered = register_command(
     "sweep", "Run a sweep spec (a base scenario and axes) across cores or MPI ranks; write a tidy CSV",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<SweepArgs>();

@@ -20,7 +20,7 @@ struct Table1Args {
   bool quiet = false;
 };
 
-const bool registered = register_command(
+const bool table1_registered = register_command(
     "table1", "Reproduce DeDLOC Table 1 (ResNet-50 averaging time, AR / PS / Ours, setups A-D)",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<Table1Args>();

@@ -115,7 +115,7 @@ int run_onoff(const OnOffArgs& args) {
   return kExitOk;
 }
 
-const bool registered = register_command(
+const bool trace_registered = register_command(
     "trace", "Make trace files (churn CSV; see traces/README.md)", [](CLI::App& sub) -> std::function<int()> {
       sub.require_subcommand(1);
       auto args = std::make_shared<OnOffArgs>();

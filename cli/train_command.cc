@@ -30,7 +30,7 @@ struct TrainArgs {
   sim::RunBudget budget;
 };
 
-const bool registered = register_command(
+const bool train_registered = register_command(
     "train", "Simulate one scenario's collaborative training: steps/h, sample ledger, per-peer metrics",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<TrainArgs>();

@@ -44,7 +44,7 @@ int print_training_validation(const exec::TrainingValidateResult& r, bool json) 
   return r.live_ok ? kExitOk : kExitFailure;
 }
 
-const bool registered = register_command(
+const bool validate_registered = register_command(
     "validate", "Simulate a scenario and run it live; print predicted and measured averaging time per strategy",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<ValidateArgs>();

@@ -47,6 +47,9 @@ struct PeerSpec {
   Reachability reachability = Reachability::Public;
   std::optional<double> join_s, leave_s;  // up only in [join_s, leave_s) (each bound optional)
   double failure_rate = 0;                // per-round failure probability p, in [0, 1]
+  // Samples one forward/backward pass fits in the device's memory; a larger share of the batch
+  // takes several passes (Hydra's distribution policy, docs/hydra.md §6). Absent: no limit.
+  std::optional<std::uint64_t> max_micro_batch;
   std::optional<NatType> nat;             // client peers only; absent: drawn (NatTraversalSpec)
 };
 

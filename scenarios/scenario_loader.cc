@@ -119,7 +119,7 @@ void load_workload(Loader& L, const json& v, const std::string& path) {
 void load_peer_entry(Loader& L, const json& v, const std::string& path) {
   const Fields f(L, v, path, "a peer object",
                  {"name", "count", "compute_sps", "bandwidth_bps", "download_bps", "upload_bps", "latency_ms",
-                  "reachability", "nat", "join_s", "leave_s", "failure_rate"});
+                  "reachability", "nat", "join_s", "leave_s", "failure_rate", "max_micro_batch"});
   PeerSpec spec;
   spec.group = get_peer_name(L, f.require("name", "the peer's (or group's) name"), f.path("name"));
   std::optional<std::uint64_t> count;
@@ -177,6 +177,9 @@ void load_peer_entry(Loader& L, const json& v, const std::string& path) {
     if (spec.failure_rate > 1)
       L.fail(f.path("failure_rate"), "expected a probability between 0 and 1, got " + p->dump());
   }
+  if (const json* m = f.find("max_micro_batch"))
+    spec.max_micro_batch = get_uint(L, *m, f.path("max_micro_batch"), 1, limits::kMaxTargetBatch,
+                                    "a positive number of samples per forward/backward pass");
 
   // Names: the entry's own (group) name, then each expanded peer; all unique across the file.
   const auto define = [&](const std::string& name) {

@@ -2,7 +2,8 @@
 // trainer): libtorch is not linked into it, because loading libtorch costs every invocation of
 // every subcommand most of a second. `peer --train`, `dmoe-runtime` and `dmoe-trainer` therefore
 // re-execute the same command line as `swarmlab-train`, the same program built with libtorch,
-// found beside this executable (exec/CMakeLists.txt). Without it (no libtorch at build time) the
+// found beside this executable (exec/CMakeLists.txt); so does `placement` (Hydra's policy, trained on
+// libtorch). Without it (no libtorch at build time) the
 // process says so and exits 2.
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -17,6 +19,7 @@
 
 #include "exec/dmoe/dmoe_process.h"
 #include "exec/train/training_peer.h"
+#include "learn/torch/torch_placement_policy.h"
 
 namespace swarmlab::exec {
 
@@ -62,3 +65,12 @@ int run_dmoe_trainer(const DmoeProcessConfig&, std::ostream& out, std::ostream& 
 }
 
 }  // namespace swarmlab::exec
+
+// `swarmlab placement` trains Hydra's distribution policy on libtorch.
+namespace swarmlab::learn {
+
+PolicyTrainingResult train_placement_policy(const std::vector<PlacementTask>&, const PolicyTrainingConfig&) {
+  exec::run_as_torch_binary("placement", std::cout, std::cerr);
+}
+
+}  // namespace swarmlab::learn

@@ -150,7 +150,7 @@ case "$target" in
     exit 2
     ;;
 esac
-flags=(-std=c++20 -O1 -g -I "$root" "${extra_includes[@]}" -fno-omit-frame-pointer)
+flags=(-std=c++20 -O1 -gline-tables-only -I "$root" "${extra_includes[@]}" -fno-omit-frame-pointer)
 fuzzer="$root/tests/fuzz/${target}_message_fuzz.cc"
 [[ -f "$fuzzer" ]] || fuzzer="$root/tests/fuzz/${target}_fuzz.cc"  # inputs that are files, not messages
 

@@ -62,7 +62,7 @@ INSTANTIATE_TEST_SUITE_P(
             "unknown_field.json", "peers[1].uplaod_bps",
             "unknown field \"uplaod_bps\" in a peer object; did you mean \"upload_bps\"? (allowed fields: "
             "bandwidth_bps, compute_sps, count, download_bps, failure_rate, join_s, latency_ms, leave_s, "
-            "name, nat, reachability, upload_bps)"},
+            "max_micro_batch, name, nat, reachability, upload_bps)"},
         BadScenario{"unknown_section.json", "optimizer",
                     "unknown field \"optimizer\" in a scenario (allowed fields: auth, averaging, bandwidth_trace, "
                     "churn_trace, description, dht, failures, name, nat_traversal, pair_caps, peers, seed, training, "
@@ -131,6 +131,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "expected a time after join_s (7200 s), got 3600 s"},
         BadScenario{"failure_rate_too_high.json", "peers[0].failure_rate",
                     "expected a probability between 0 and 1, got 1.5"},
+        BadScenario{"zero_micro_batch.json", "peers[0].max_micro_batch",
+                    "expected a positive number of samples per forward/backward pass (an integer from 1 to 1000000000000), got 0"},
         BadScenario{"client_ps.json", "averaging.ps_peer",
                     "expected a public peer (a parameter server accepts connections), got the client peer "
                     "\"laptop\""},

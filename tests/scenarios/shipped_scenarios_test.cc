@@ -125,5 +125,22 @@ TEST(ShippedScenarios, Albert) {
   }
 }
 
+// Hydra's distribution policy (docs/hydra.md §7): eight devices each, every one with its memory.
+TEST(ShippedScenarios, PlacementCompositions) {
+  for (const char* name : {"placement/gpu-mix.json", "placement/slow-uplinks.json", "placement/two-regions.json"}) {
+    const Scenario s = load(name);
+    ASSERT_EQ(s.peers.size(), 8u) << name;
+    EXPECT_EQ(s.workload.target_batch, 1024u) << name;
+    for (const auto& p : s.peers) {
+      EXPECT_GT(p.compute_sps, 0) << name;
+      ASSERT_TRUE(p.max_micro_batch.has_value()) << name << " " << p.name;
+      EXPECT_GE(*p.max_micro_batch, 8u);
+    }
+  }
+  const Scenario slow = load("placement/slow-uplinks.json");
+  EXPECT_EQ(slow.peers[0].upload_bps, 10e6);
+  EXPECT_EQ(slow.peers[0].download_bps, 100e6);
+}
+
 }  // namespace
 }  // namespace swarmlab::scenarios
