@@ -14,12 +14,12 @@ namespace swarmlab::core::codec {
 namespace {
 
 using detail::Kernels;
+using detail::kLevels;
 
 constexpr std::size_t kHeaderBytes = 8;  // two float32 (fp16-scaled and uint8)
 // Elements encoded per step: converted into a local buffer (it stays in L1), then appended.
 constexpr std::size_t kBlock = 2048;
 constexpr double kRangeSigmas = 6.0;  // uint8 covers mean ± 3σ
-constexpr int kLevels = 256;
 
 struct Moments {
   double mean = 0.0;

@@ -16,7 +16,6 @@ namespace {
 
 constexpr std::size_t kLanes = 16;
 constexpr std::size_t kChunk = 256;  // scalar loops convert through small local arrays
-constexpr int kLevels = 256;
 constexpr float kTopLevel = static_cast<float>(kLevels - 1) + 0.5f;
 
 // The level of one value: t = (x − low)·inv + 0.5 truncated is the nearest level; NaN goes to the

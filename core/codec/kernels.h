@@ -17,6 +17,8 @@ namespace swarmlab::core::codec::detail {
 
 // Elements summed per block by the moments (see codec.cc); part of the numerics.
 inline constexpr std::size_t kSumBlock = 512;
+// The uint8 codec's levels.
+inline constexpr int kLevels = 256;
 
 struct Kernels {
   const char* name;  // "scalar", "avx2" or "avx512"

@@ -7,7 +7,7 @@
 namespace swarmlab::core::matchmaking {
 namespace {
 
-constexpr std::uint8_t kVersion = 1;
+constexpr std::uint8_t kCapacityVersion = 1;
 
 double rate(Reader& r) {
   const double v = r.f64();
@@ -21,7 +21,7 @@ std::vector<std::uint8_t> encode_capacity(const planner::PeerCapacity& c) {
   std::vector<std::uint8_t> out;
   out.reserve(64);  // also keeps GCC 12 from a false -Warray-bounds on the first insert
   Writer w(out);
-  w.u8(kVersion);
+  w.u8(kCapacityVersion);
   w.f64(c.compute_sps);
   w.f64(c.download_bps);
   w.f64(c.upload_bps);
@@ -31,7 +31,7 @@ std::vector<std::uint8_t> encode_capacity(const planner::PeerCapacity& c) {
 
 planner::PeerCapacity decode_capacity(std::span<const std::uint8_t> bytes) {
   Reader r(bytes);
-  if (r.u8() != kVersion) throw DecodeError("capacity: unknown version");
+  if (r.u8() != kCapacityVersion) throw DecodeError("capacity: unknown version");
   planner::PeerCapacity c;
   c.compute_sps = rate(r);
   c.download_bps = rate(r);

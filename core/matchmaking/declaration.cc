@@ -7,14 +7,14 @@
 namespace swarmlab::core::matchmaking {
 
 namespace {
-constexpr std::uint8_t kVersion = 1;
+constexpr std::uint8_t kDeclarationVersion = 1;
 }
 
 std::vector<std::uint8_t> encode_declaration(const Declaration& d) {
   std::vector<std::uint8_t> out;
   out.reserve(64);  // also keeps GCC 12 from a false -Warray-bounds on the first insert
   Writer w(out);
-  w.u8(kVersion);
+  w.u8(kDeclarationVersion);
   w.f64(d.expiration);
   w.u8(d.looking ? 1 : 0);
   return out;
@@ -22,7 +22,7 @@ std::vector<std::uint8_t> encode_declaration(const Declaration& d) {
 
 Declaration decode_declaration(std::span<const std::uint8_t> bytes) {
   Reader r(bytes);
-  if (r.u8() != kVersion) throw DecodeError("declaration: unknown version");
+  if (r.u8() != kDeclarationVersion) throw DecodeError("declaration: unknown version");
   Declaration d;
   d.expiration = r.f64();
   if (!std::isfinite(d.expiration)) throw DecodeError("declaration: non-finite expiration");

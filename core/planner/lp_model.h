@@ -8,6 +8,13 @@
 
 namespace swarmlab::core::planner::detail {
 
+// How many flags are set (peers computing, capable, excluded).
+inline int count_set(const std::vector<bool>& v) {
+  int n = 0;
+  for (bool b : v) n += b ? 1 : 0;
+  return n;
+}
+
 // Rates are in units of `unit_bps` bits/s: the best min(download, upload) among compute-capable
 // peers. With two or more peers computing the averaging rate ρ (= ξ·P) never exceeds the
 // smallest min(d_i, u_i) of a computing peer, so ρ <= 1 in these units, and capacities are

@@ -120,9 +120,6 @@ double compute_rate(const PlannerInput& in, const std::vector<bool>& computes) {
   return sum / in.target_batch;
 }
 
-int count(const std::vector<bool>& v) {
-  return static_cast<int>(std::count(v.begin(), v.end(), true));
-}
 
 // The rate (gradients/s) at which a butterfly round with fractions f runs when every transfer is
 // as fast as the tightest capacity allows: per unit of rate, a computing peer uploads its parts of
@@ -132,7 +129,7 @@ int count(const std::vector<bool>& v) {
 double split_rate(const PlannerInput& in, const std::vector<bool>& computes,
                   const std::vector<double>& f) {
   const std::size_t n = in.peers.size();
-  const int m = count(computes);
+  const int m = detail::count_set(computes);
   double rate = kInf;
   for (std::size_t i = 0; i < n; ++i) {
     const double own = f[i] * (m - (computes[i] ? 1 : 0));
@@ -178,7 +175,7 @@ Plan assemble(const PlannerInput& in, const PlannerOptions& opt, const detail::S
   plan.return_rate.assign(n, std::vector<double>(n, 0));
   plan.aggregation_rate.assign(n, 0);
   for (int i = 0; i < n; ++i) plan.peers[i].computes = computes[i];
-  const int k = count(computes);
+  const int k = detail::count_set(computes);
   const bool steps = opt.objective == Objective::StepsPerSecond;
   const double compute = steps ? compute_rate(in, computes) : kInf;
 
@@ -337,7 +334,7 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
 
   if (options.roles == Roles::AllComputeCapable) {
     Plan plan = assemble(input, options, p, p.can_compute);
-    const int k = count(p.can_compute);
+    const int k = detail::count_set(p.can_compute);
     plan.solver = k >= 2   ? "averaging LP (aggregated form, glpk simplex; roles fixed: every "
                              "compute-capable peer computes); fractions from the best split"
                   : k == 1 ? "closed form (roles fixed: one computing peer, nothing to average)"
@@ -346,7 +343,7 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
     return plan;
   }
 
-  const int capable = count(p.can_compute);
+  const int capable = detail::count_set(p.can_compute);
   if (capable <= 1) {
     Plan plan = assemble(input, options, p, p.can_compute);
     plan.solver = capable == 1 ? "closed form (one compute-capable peer, nothing to average)"
@@ -402,7 +399,7 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
   how += roles.exact ? ", proven optimal"
                      : ", proven within " + number(100 * plan.roles_gap) + "% of optimal" +
                            (options.max_gap > 0 ? " (max_gap)" : " (budget spent)");
-  how += count(pick) <= 1 ? "; one computing peer is fastest (nothing to average)"
+  how += detail::count_set(pick) <= 1 ? "; one computing peer is fastest (nothing to average)"
                           : "; then the averaging LP with roles fixed and the best split";
   plan.solver = how + describe_split(plan);
   return plan;

@@ -18,7 +18,6 @@ constexpr double kBetter = 1e-6;
 // Transport cuts kept per case (each adds a row to its MIP).
 constexpr int kMaxCaseCuts = 40;
 
-int count(const std::vector<bool>& v) { return static_cast<int>(std::count(v.begin(), v.end(), true)); }
 
 // Values of candidate roles: cheap bounds first (the aggregated form's first solve above, the best
 // consistent split below), the averaging LP exactly only where a decision needs it. Cached.
@@ -644,7 +643,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
 
   Evaluator ev(p);
   auto consider = [&](const std::vector<bool>& roles) {
-    if (count(roles) < 2) return;
+    if (count_set(roles) < 2) return;
     if (!ev.at_least(roles, res.value) || ev.value(roles) <= res.value) return;
     res.value = ev.value(roles);  // ties keep the earlier candidate
     res.computes = roles;
@@ -851,7 +850,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     }
     for (; st.cuts_in < st.cuts.size(); ++st.cuts_in) st.mip->add(st.cuts[st.cuts_in]);
     for (; st.excluded_in < excluded.size(); ++st.excluded_in) {
-      if (count(excluded[st.excluded_in]) == cs.m) st.mip->exclude(excluded[st.excluded_in]);
+      if (count_set(excluded[st.excluded_in]) == cs.m) st.mip->exclude(excluded[st.excluded_in]);
     }
     const MipSolve got = st.mip->solve(nodes);
     ++res.mips;

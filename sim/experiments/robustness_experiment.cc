@@ -19,7 +19,7 @@ struct RoundBook {
   std::optional<HonestEstimate> estimate;  // the attackers', computed once per round
 };
 
-struct PeerBooks {
+struct RobustPeerState {
   std::vector<float> params;
   std::uint64_t round = 0;        // the round it is in (its plan's id)
   std::uint64_t contributed = 0;  // the samples behind its vector in that round
@@ -56,7 +56,7 @@ RobustnessResult run_robustness(const scenarios::Scenario& scenario, const Robus
   const std::size_t honest = n - setup.attackers;
   const auto attacks = [&](PeerId p) { return p >= honest; };
 
-  std::vector<PeerBooks> peers;
+  std::vector<RobustPeerState> peers;
   for (std::size_t p = 0; p < n; ++p) peers.push_back({model.initial, 0, 0, core::Rng(sc.seed, 1000 + p)});
   core::Rng attacker_rng(sc.seed, 7);  // the attackers' own data for their estimate, and their noise
   std::map<std::uint64_t, RoundBook> books;
@@ -69,7 +69,7 @@ RobustnessResult run_robustness(const scenarios::Scenario& scenario, const Robus
   options.values = [&](PeerId p) -> std::optional<VirtualLearnerOptions::Values> {
     VirtualLearnerOptions::Values v;
     v.fill = [&, p](std::span<float> out) {
-      PeerBooks& me = peers[p];
+      RobustPeerState& me = peers[p];
       if (me.contributed == 0) return;  // nothing computed: an empty contribution (zeros)
       const std::vector<std::uint32_t> batch = draw_batch(me.data, me.contributed, model.samples);
       RoundBook& book = books[me.round];
@@ -94,7 +94,7 @@ RobustnessResult run_robustness(const scenarios::Scenario& scenario, const Robus
       craft_attack(setup.attack, own, *book.estimate, n, setup.attackers, attacker_rng, out);
     };
     v.averaged = [&, p](std::span<const float> average) {
-      PeerBooks& me = peers[p];
+      RobustPeerState& me = peers[p];
       for (std::size_t k = 0; k < average.size(); ++k)
         me.params[k] -= static_cast<float>(setup.learning_rate) * average[k];
       if (p != 0) return;

@@ -11,9 +11,6 @@ namespace {
 
 std::uint64_t pair_key(PeerId from, PeerId to) { return static_cast<std::uint64_t>(from) << 32 | to; }
 
-void check_rate(double bps, const char* what) {
-  if (!(bps >= 0)) throw std::invalid_argument(std::string("flow network: ") + what + " must be >= 0 bits/s");
-}
 
 }  // namespace
 
@@ -22,8 +19,8 @@ FlowNetwork::FlowNetwork(Engine& engine, std::vector<LinkSpec> links, std::uint6
       up_epoch_(links_.size(), 0),
       resources_(2 * links_.size()), connections_of_peer_(links_.size()) {
   for (PeerId p = 0; p < links_.size(); ++p) {
-    check_rate(links_[p].upload_bps, "upload");
-    check_rate(links_[p].download_bps, "download");
+    check_link_rate(links_[p].upload_bps, "flow network", "upload");
+    check_link_rate(links_[p].download_bps, "flow network", "download");
     if (!(links_[p].latency_s >= 0)) throw std::invalid_argument("flow network: latency must be >= 0");
     resources_[upload_resource(p)].capacity_bps = links_[p].upload_bps;
     resources_[download_resource(p)].capacity_bps = links_[p].download_bps;
@@ -427,8 +424,8 @@ void FlowNetwork::set_peer_up(PeerId peer, bool up) {
 
 void FlowNetwork::set_capacity(PeerId peer, double download_bps, double upload_bps) {
   check_peer(peer);
-  check_rate(download_bps, "download");
-  check_rate(upload_bps, "upload");
+  check_link_rate(download_bps, "flow network", "download");
+  check_link_rate(upload_bps, "flow network", "upload");
   links_[peer].download_bps = download_bps;
   links_[peer].upload_bps = upload_bps;
   resources_[upload_resource(peer)].capacity_bps = upload_bps;
@@ -446,7 +443,7 @@ void FlowNetwork::set_pacing(PeerId from, PeerId to, double bps) { set_pair_reso
 void FlowNetwork::set_pair_resource(std::unordered_map<std::uint64_t, Index>& table, PeerId from, PeerId to, double bps) {
   check_peer(from);
   check_peer(to);
-  check_rate(bps, "pair rate limit");
+  check_link_rate(bps, "flow network", "pair rate limit");
   const std::uint64_t key = pair_key(from, to);
   auto it = table.find(key);
   if (it == table.end()) {

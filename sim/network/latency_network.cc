@@ -8,9 +8,6 @@
 namespace swarmlab::sim {
 namespace {
 
-void check_rate(double bps, const char* what) {
-  if (!(bps >= 0)) throw std::invalid_argument(std::string("latency network: ") + what + " must be >= 0 bits/s");
-}
 
 }  // namespace
 
@@ -21,8 +18,8 @@ LatencyNetwork::LatencyNetwork(Engine& engine, std::vector<LinkSpec> links)
       out_head_(links_.size(), kNone),
       in_head_(links_.size(), kNone) {
   for (const LinkSpec& l : links_) {
-    check_rate(l.upload_bps, "upload");
-    check_rate(l.download_bps, "download");
+    check_link_rate(l.upload_bps, "latency network", "upload");
+    check_link_rate(l.download_bps, "latency network", "download");
     if (!(l.latency_s >= 0)) throw std::invalid_argument("latency network: latency must be >= 0");
   }
 }
@@ -155,8 +152,8 @@ void LatencyNetwork::set_peer_up(PeerId peer, bool up) {
 
 void LatencyNetwork::set_capacity(PeerId peer, double download_bps, double upload_bps) {
   check_peer(peer);
-  check_rate(download_bps, "download");
-  check_rate(upload_bps, "upload");
+  check_link_rate(download_bps, "latency network", "download");
+  check_link_rate(upload_bps, "latency network", "upload");
   links_[peer].download_bps = download_bps;
   links_[peer].upload_bps = upload_bps;
 }
@@ -164,7 +161,7 @@ void LatencyNetwork::set_capacity(PeerId peer, double download_bps, double uploa
 void LatencyNetwork::set_pair_cap(PeerId from, PeerId to, double bps) {
   check_peer(from);
   check_peer(to);
-  check_rate(bps, "pair cap");
+  check_link_rate(bps, "latency network", "pair cap");
   if (bps == kUnlimited)
     pair_caps_.erase(pair_key(from, to));
   else
@@ -174,7 +171,7 @@ void LatencyNetwork::set_pair_cap(PeerId from, PeerId to, double bps) {
 void LatencyNetwork::set_pacing(PeerId from, PeerId to, double bps) {
   check_peer(from);
   check_peer(to);
-  check_rate(bps, "pacing rate");
+  check_link_rate(bps, "latency network", "pacing rate");
   if (bps == kUnlimited)
     pacing_.erase(pair_key(from, to));
   else

@@ -27,6 +27,11 @@ struct LinkSpec {
   Seconds latency_s = 0;  // one-way, access link
 };
 
+// Throws std::invalid_argument naming `network` and `what` unless `bps` >= 0.
+inline void check_link_rate(double bps, const char* network, const char* what) {
+  if (!(bps >= 0)) throw std::invalid_argument(std::string(network) + ": " + what + " must be >= 0 bits/s");
+}
+
 struct TransferOutcome {
   bool delivered = false;
   Seconds started = 0;   // when its first byte went on the wire (after earlier transfers on the pair)
