@@ -140,7 +140,7 @@ int run_placement(const PlacementArgs& a) {
                       {"compute_s", base[t].planner.compute_s},
                       {"averaging_s", base[t].planner.averaging_s},
                       {"step_s", base[t].planner.step_s()}}},
-                    {"learned", {{"sizes", learned}, {"step_s", trained[t].greedy_step_s[0]}}},
+                    {"learned", {{"sizes", learned}, {"step_s", trained[t].curve.back().greedy_step_s[0]}}},
                     {"rounds_simulated", m.simulated_rounds()}});
   }
   if (!a.out.empty()) {
@@ -172,8 +172,8 @@ int run_placement(const PlacementArgs& a) {
   for (std::size_t t = 0; t < models.size(); ++t) {
     const double best = std::min({base[t].equal_s, base[t].proportional_s, base[t].planner.step_s()});
     std::printf("%-24s %9.2f %12.2f %9.2f %9.2f %+8.1f%%\n", models[t]->composition().name.c_str(), base[t].equal_s,
-                base[t].proportional_s, base[t].planner.step_s(), trained[t].greedy_step_s[0],
-                100 * (trained[t].greedy_step_s[0] / best - 1));
+                base[t].proportional_s, base[t].planner.step_s(), trained[t].curve.back().greedy_step_s[0],
+                100 * (trained[t].curve.back().greedy_step_s[0] / best - 1));
   }
   std::printf("\nsizes (devices in file order):\n");
   for (std::size_t t = 0; t < models.size(); ++t) {

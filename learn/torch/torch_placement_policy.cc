@@ -107,10 +107,7 @@ PolicyTrainingResult train_placement_policy(const std::vector<PlacementTask>& ta
     result.curve.push_back(std::move(point));
     if (c.on_update) c.on_update(update + 1);
   }
-  for (std::size_t t = 0; t < tasks.size(); ++t) {
-    result.greedy_levels.push_back(greedy(t));
-    result.greedy_step_s.push_back(result.curve.back().greedy_step_s[t]);
-  }
+  for (std::size_t t = 0; t < tasks.size(); ++t) result.greedy_levels.push_back(greedy(t));
   return result;
 }
 

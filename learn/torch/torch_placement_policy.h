@@ -53,8 +53,7 @@ struct PolicyCurvePoint {
 
 struct PolicyTrainingResult {
   std::vector<PolicyCurvePoint> curve;  // one point per update
-  std::vector<std::vector<std::uint32_t>> greedy_levels;  // per task, after training
-  std::vector<double> greedy_step_s;                      // per task, after training
+  std::vector<std::vector<std::uint32_t>> greedy_levels;  // per task, after training (their step: curve.back())
   std::size_t parameters = 0;                             // of the network
 };
 

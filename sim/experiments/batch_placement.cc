@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/averaging/round_plan.h"
 #include "core/planner/planner.h"
 #include "sim/experiments/averaging_experiment.h"
 
@@ -19,23 +20,21 @@ std::vector<std::size_t> devices_of(const scenarios::Scenario& sc) {
   return out;
 }
 
-// The rate peer i's links allow towards peer j, before the transport's goodput.
-double pair_rate(const scenarios::Scenario& sc, std::size_t i, std::size_t j) {
-  double rate = std::min(sc.peers[i].upload_bps, sc.peers[j].download_bps);
-  for (const auto& cap : sc.pair_caps)
-    if (cap.from == i && cap.to == j) rate = std::min(rate, cap.bps);
-  return rate;
-}
-
 }  // namespace
 
 std::vector<double> placement_features(const scenarios::Scenario& sc, const TransportAssumptions& transport) {
   const std::vector<std::size_t> dev = devices_of(sc);
+  // Links as the transport delivers them, pair caps included (the planner's view).
+  const core::planner::PlannerInput links = planner_input(sc, transport);
+  const auto rate = [&](std::size_t i, std::size_t j) {
+    const double r = std::min(links.peers[i].upload_bps, links.peers[j].download_bps);
+    return links.pair_caps.empty() ? r : std::min(r, links.pair_caps[i][j]);
+  };
   const double batch = static_cast<double>(sc.workload.target_batch);
   double slowest = 0, fastest_link = 0, farthest = 0;
   for (std::size_t i : dev) {
     slowest = std::max(slowest, 1 / sc.peers[i].compute_sps);
-    fastest_link = std::max({fastest_link, sc.peers[i].upload_bps, sc.peers[i].download_bps});
+    fastest_link = std::max({fastest_link, links.peers[i].upload_bps, links.peers[i].download_bps});
     farthest = std::max(farthest, sc.peers[i].latency_s);
   }
   const auto scaled = [](double v, double by) { return by > 0 ? v / by : 0.0; };
@@ -44,13 +43,13 @@ std::vector<double> placement_features(const scenarios::Scenario& sc, const Tran
     const auto& p = sc.peers[i];
     f.push_back(scaled(1 / p.compute_sps, slowest));
     f.push_back(p.max_micro_batch ? std::min(1.0, static_cast<double>(*p.max_micro_batch) / batch) : 1.0);
-    f.push_back(scaled(p.upload_bps * transport.goodput_fraction, fastest_link));
-    f.push_back(scaled(p.download_bps * transport.goodput_fraction, fastest_link));
+    f.push_back(scaled(links.peers[i].upload_bps, fastest_link));
+    f.push_back(scaled(links.peers[i].download_bps, fastest_link));
   }
   for (std::size_t i : dev)
     for (std::size_t j : dev) f.push_back(i == j ? 0.0 : scaled(sc.peers[i].latency_s + sc.peers[j].latency_s, 2 * farthest));
   for (std::size_t i : dev)
-    for (std::size_t j : dev) f.push_back(i == j ? 0.0 : scaled(pair_rate(sc, i, j) * transport.goodput_fraction, fastest_link));
+    for (std::size_t j : dev) f.push_back(i == j ? 0.0 : scaled(rate(i, j), fastest_link));
   return f;
 }
 
@@ -122,22 +121,11 @@ double StepTimeModel::simulate_round(const scenarios::Scenario& sc, core::averag
 }
 
 std::vector<std::uint64_t> split_batch(std::uint64_t batch, std::span<const double> weights) {
-  std::vector<std::uint64_t> sizes(weights.size(), 0);
-  if (weights.empty()) return sizes;
-  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
-  if (!(total > 0)) return equal_split(batch, weights.size());
-  std::vector<double> remainder(weights.size());
-  std::uint64_t given = 0;
-  for (std::size_t d = 0; d < weights.size(); ++d) {
-    const double exact = static_cast<double>(batch) * weights[d] / total;
-    sizes[d] = static_cast<std::uint64_t>(std::floor(exact));
-    remainder[d] = exact - static_cast<double>(sizes[d]);
-    given += sizes[d];
-  }
-  std::vector<std::size_t> order(weights.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return remainder[a] > remainder[b]; });
-  for (std::size_t k = 0; given < batch; ++k, ++given) ++sizes[order[k % order.size()]];
+  if (weights.empty()) return {};
+  if (!(std::accumulate(weights.begin(), weights.end(), 0.0) > 0)) return equal_split(batch, weights.size());
+  const std::vector<std::uint64_t> begin = core::averaging::apportion(batch, weights);  // the spans' rule
+  std::vector<std::uint64_t> sizes(weights.size());
+  for (std::size_t d = 0; d < sizes.size(); ++d) sizes[d] = begin[d + 1] - begin[d];
   return sizes;
 }
 

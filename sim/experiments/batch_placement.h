@@ -69,8 +69,9 @@ class StepTimeModel {
   std::size_t rounds_simulated_ = 0;
 };
 
-// The batch split in proportion to `weights` (largest remainder, ties to the lower index); all
-// weights zero splits it equally.
+// The batch split in proportion to `weights`, by the rule that splits a gradient into spans
+// (core::averaging::apportion: largest remainder, ties to the lower index, nothing to a zero
+// weight); all weights zero splits it equally.
 std::vector<std::uint64_t> split_batch(std::uint64_t batch, std::span<const double> weights);
 std::vector<std::uint64_t> equal_split(std::uint64_t batch, std::size_t devices);
 // In proportion to each device's samples/s.
