@@ -7,6 +7,8 @@ namespace swarmlab::analysis {
 nlohmann::ordered_json to_json(const sim::DhtExperimentResult& r) {
   nlohmann::ordered_json j;
   j["peers"] = r.peers;
+  j["id_bits"] = r.id_bits;
+  j["bucket_size"] = r.bucket_size;
   j["churn_per_hour"] = r.churn_per_hour;
   j["hours"] = r.hours;
   j["seed"] = r.seed;
@@ -42,8 +44,8 @@ nlohmann::ordered_json run_info_json(const sim::DhtExperimentResult& r) {
 
 void print_text(const sim::DhtExperimentResult& r, std::ostream& out) {
   out << std::fixed << std::setprecision(4);
-  out << "DHT: " << r.peers << " peers, churn " << r.churn_per_hour << "/h, " << r.hours << " h, seed "
-            << r.seed << "\n";
+  out << "DHT: " << r.peers << " peers (" << r.id_bits << "-bit ids, k = " << r.bucket_size << "), churn "
+      << r.churn_per_hour << "/h, " << r.hours << " h, seed " << r.seed << "\n";
   out << "  gets of live keys: " << r.gets_ok << "/" << r.gets << " succeeded (" << 100 * r.get_success_rate
             << "%), " << r.gets_lost << " lost with their getter\n";
   out << "  stores: " << r.puts_ok << "/" << r.puts << " puts, " << r.republishes_ok << "/" << r.republishes

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,8 @@ const bool dht_registered = register_command(
     [](CLI::App& sub) -> std::function<int()> {
       auto config = std::make_shared<sim::DhtExperimentConfig>();
       auto json = std::make_shared<bool>(false);
+      auto variant = std::make_shared<std::string>("hivemind");
+      auto list_size = std::make_shared<std::size_t>(20);
       namespace limits = core::limits;
       sub.add_option("--peers", config->peers, "number of peers (2 to 100000)")->check(Count(2, 100000, "a number of peers"));
       sub.add_option("--churn-per-hour", config->churn_per_hour, "fraction of peers replaced per simulated hour")
@@ -33,10 +36,18 @@ const bool dht_registered = register_command(
           ->check(Real(0, limits::kMaxOpsPerPeerHour, "a number of lookups per peer-hour"));
       sub.add_option("--puts-per-peer-hour", config->puts_per_peer_per_hour, "new keys per peer per hour")
           ->check(Real(0, limits::kMaxOpsPerPeerHour, "a number of keys per peer-hour"));
+      sub.add_option("--dht", *variant,
+                     "hivemind: 160-bit ids, SHA-1 keys, full lists ping at most once a minute; hydra: 256-bit ids, "
+                     "SHA-256 keys, a full list pings at once and keeps its old entries (docs/hydra.md §1)")
+          ->check(CLI::IsMember({"hivemind", "hydra"}));
+      sub.add_option("--bucket-size", *list_size, "entries per bucket, k (Hydra's M)")
+          ->check(Count(2, 256, "a number of entries (a reply carries k contacts, at most 256)"));
       auto budget = std::make_shared<sim::RunBudget>();
       add_budget_options(sub, *budget);
       sub.add_flag("--json", *json, "print the result as JSON");
-      return [config, json, budget] {
+      return [config, json, budget, variant, list_size] {
+        if (*variant == "hydra") config->dht = core::dht::hydra_dht_config(*list_size);
+        config->dht.bucket_size = *list_size;
         const double replacements = config->churn_per_hour * config->peers * config->hours;
         if (replacements > core::limits::kMaxDhtReplacements)
           throw core::InputError("command line", "--churn-per-hour, --peers, --hours",

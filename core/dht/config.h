@@ -4,11 +4,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/dht/node_id.h"
 #include "core/env.h"
 
 namespace swarmlab::core::dht {
 
 struct DhtConfig {
+  // Width of node ids and keys: 160 (SHA-1 keys, hivemind) or 256 (SHA-256 keys, Hydra). Nodes of
+  // different widths cannot talk: each drops the other's messages as malformed.
+  int id_bits = kKademliaIdBits;
   // k: entries per bucket, contacts per reply, and how many closest nodes node and value lookups
   // converge on.
   std::size_t bucket_size = 20;
@@ -77,5 +81,21 @@ struct DhtConfig {
   // A collaboration's progress records and declarations take kilobytes per peer.
   std::size_t max_stored_bytes = std::size_t{256} << 20;
 };
+
+// Hydra's DHT (docs/hydra.md §1) as a configuration of this one: 256-bit ids and SHA-256 keys; one
+// list of at most `list_size` (Hydra's M) per bit position; a newcomer to a full list makes the
+// list ping its least-recently-seen entry at once (no ping interval) and takes that entry's place
+// only if it fails to answer, so old reliable peers stay; one newcomer waits at a time (a
+// replacement cache of one), the others are turned away. Every request inserts its requester, as
+// in every configuration. The rest (α, replicas, timeouts) is hivemind's, which Hydra leaves open.
+inline DhtConfig hydra_dht_config(std::size_t list_size = 20) {
+  DhtConfig c;
+  c.id_bits = kHydraIdBits;
+  c.bucket_size = list_size;
+  c.bucket_ping_interval_s = 0;
+  c.replacement_cache_size = 1;
+  return c;
+}
+
 
 }  // namespace swarmlab::core::dht

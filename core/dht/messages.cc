@@ -9,20 +9,16 @@
 namespace swarmlab::core::dht {
 namespace {
 
-constexpr std::uint8_t kFlagClient = 1;
+constexpr std::uint8_t kFlagClient = 1, kFlagWideIds = 2;
 constexpr std::uint8_t kRecordNone = 0, kRecordPlain = 1, kRecordDictionary = 2;
 // Smallest encodings, used to bound counts against the remaining input.
-constexpr std::size_t kMinContactBytes = NodeId::kBytes + 1;
 constexpr std::size_t kMinEntryBytes = 1 + 1 + 8;
 
-void put_id(Writer& w, const NodeId& id) {
-  const auto bytes = id.to_bytes();
-  w.raw(bytes);
-}
+std::size_t id_bytes(int bits) { return static_cast<std::size_t>(bits) / 8; }
 
-NodeId get_id(Reader& r) {
-  return NodeId::from_bytes(std::span<const std::uint8_t, NodeId::kBytes>(r.raw(NodeId::kBytes).data(), NodeId::kBytes));
-}
+void put_id(Writer& w, const NodeId& id, int bits) { w.raw(id.to_bytes(bits).view()); }
+
+NodeId get_id(Reader& r, int bits) { return NodeId::from_bytes(r.raw(id_bytes(bits))); }
 
 bool get_bool(Reader& r) {
   const std::uint8_t b = r.u8();
@@ -41,20 +37,20 @@ Bytes get_bytes(Reader& r, std::size_t max) {
   return Bytes(s.begin(), s.end());
 }
 
-void put_contacts(Writer& w, const std::vector<Contact>& contacts) {
+void put_contacts(Writer& w, const std::vector<Contact>& contacts, int bits) {
   w.varint(contacts.size());
   for (const Contact& c : contacts) {
-    put_id(w, c.id);
+    put_id(w, c.id, bits);
     w.varint(c.peer);
   }
 }
 
 std::vector<Contact> get_contacts(Reader& r, const WireLimits& limits) {
-  const std::size_t n = r.count(kMinContactBytes);
+  const std::size_t n = r.count(id_bytes(limits.id_bits) + 1);
   if (n > limits.max_contacts) throw DecodeError(std::to_string(n) + " contacts exceed the limit");
   std::vector<Contact> out(n);
   for (Contact& c : out) {
-    c.id = get_id(r);
+    c.id = get_id(r, limits.id_bits);
     const std::uint64_t peer = r.varint();
     if (peer > std::numeric_limits<PeerId>::max()) throw DecodeError("peer id out of range");
     c.peer = static_cast<PeerId>(peer);
@@ -111,7 +107,7 @@ std::optional<Record> get_record(Reader& r, const WireLimits& limits) {
 
 // An upper bound on the encoded size, so encoding allocates once.
 std::size_t size_bound(const DhtMessage& m, const Record* record) {
-  std::size_t n = 64 + m.contacts.size() * (NodeId::kBytes + 5) + m.value.value.size();
+  std::size_t n = 64 + m.contacts.size() * (id_bytes(m.id_bits) + 5) + m.value.value.size();
   if (m.subkey) n += 10 + m.subkey->size();
   if (record) {
     if (!record->is_dictionary()) {
@@ -133,9 +129,9 @@ void encode(const DhtMessage& m, std::vector<std::uint8_t>& out, const Record* r
   Writer w(out);
   w.u8(static_cast<std::uint8_t>(ServiceId::Dht));
   w.u8(static_cast<std::uint8_t>(m.kind));
-  w.u8(m.sender_is_client ? kFlagClient : 0);
+  w.u8(static_cast<std::uint8_t>((m.sender_is_client ? kFlagClient : 0) | (m.id_bits == kHydraIdBits ? kFlagWideIds : 0)));
   w.varint(m.request_id);
-  put_id(w, m.sender);
+  put_id(w, m.sender, m.id_bits);
   w.f64(m.sender_time);
   switch (m.kind) {
     case MessageKind::PingRequest:
@@ -143,17 +139,17 @@ void encode(const DhtMessage& m, std::vector<std::uint8_t>& out, const Record* r
       break;
     case MessageKind::FindNodeRequest:
     case MessageKind::FindValueRequest:
-      put_id(w, m.target);
+      put_id(w, m.target, m.id_bits);
       break;
     case MessageKind::FindNodeResponse:
-      put_contacts(w, m.contacts);
+      put_contacts(w, m.contacts, m.id_bits);
       break;
     case MessageKind::FindValueResponse:
       put_record(w, record);
-      put_contacts(w, m.contacts);
+      put_contacts(w, m.contacts, m.id_bits);
       break;
     case MessageKind::StoreRequest:
-      put_id(w, m.target);
+      put_id(w, m.target, m.id_bits);
       w.u8(m.subkey ? 1 : 0);
       if (m.subkey) w.bytes(*m.subkey);
       w.bytes(m.value.value);
@@ -181,10 +177,14 @@ DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits)
   if (kind < 1 || kind > 8) throw DecodeError("unknown DHT message kind " + std::to_string(kind));
   m.kind = static_cast<MessageKind>(kind);
   const std::uint8_t flags = r.u8();
-  if (flags & ~kFlagClient) throw DecodeError("unknown flags");
+  if (flags & ~(kFlagClient | kFlagWideIds)) throw DecodeError("unknown flags");
   m.sender_is_client = flags & kFlagClient;
+  m.id_bits = flags & kFlagWideIds ? kHydraIdBits : kKademliaIdBits;
+  // A node runs one id width; a message of the other cannot name anything in its keyspace.
+  if (m.id_bits != limits.id_bits)
+    throw DecodeError("ids of " + std::to_string(m.id_bits) + " bits where this DHT uses " + std::to_string(limits.id_bits));
   m.request_id = r.varint();
-  m.sender = get_id(r);
+  m.sender = get_id(r, m.id_bits);
   m.sender_time = get_time(r);
   switch (m.kind) {
     case MessageKind::PingRequest:
@@ -192,7 +192,7 @@ DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits)
       break;
     case MessageKind::FindNodeRequest:
     case MessageKind::FindValueRequest:
-      m.target = get_id(r);
+      m.target = get_id(r, m.id_bits);
       break;
     case MessageKind::FindNodeResponse:
       m.contacts = get_contacts(r, limits);
@@ -202,7 +202,7 @@ DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits)
       m.contacts = get_contacts(r, limits);
       break;
     case MessageKind::StoreRequest:
-      m.target = get_id(r);
+      m.target = get_id(r, m.id_bits);
       if (get_bool(r)) m.subkey = get_bytes(r, limits.max_subkey_bytes);
       m.value.value = get_bytes(r, limits.max_value_bytes);
       m.value.expiration = get_time(r);

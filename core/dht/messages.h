@@ -3,9 +3,11 @@
 //
 //   u8  service          core::ServiceId::Dht
 //   u8  kind             MessageKind
-//   u8  flags            bit 0: the sender is in client mode (do not route to it); others zero
+//   u8  flags            bit 0: the sender is in client mode (do not route to it);
+//                        bit 1: ids are 256 bits (Hydra, docs/hydra.md §1), else 160; others zero
 //   varint request_id    chosen by the requester, echoed in the response
-//   20  sender id        the sender's NodeId, big-endian
+//   20  sender id        the sender's NodeId, big-endian (32 bytes with 256-bit ids, and so
+//                        for every id below)
 //   f64 sender_time      the sender's clock, for the skew check
 //
 // followed by a body that depends on the kind:
@@ -25,7 +27,7 @@
 //
 // decode() accepts exactly this and nothing else: unknown kinds or flags, booleans other than 0/1,
 // non-finite times, oversized fields, unsorted subkeys, truncation and trailing bytes all throw
-// DecodeError.
+// DecodeError, and so do ids of another width than the receiver's.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -60,8 +62,9 @@ struct WireLimits {
   std::size_t max_value_bytes = 64u << 10;
   std::size_t max_subkey_bytes = 1024;
   std::size_t max_contacts = 256;
+  int id_bits = kKademliaIdBits;  // the only width accepted
   static WireLimits from(const DhtConfig& c) {
-    return {c.max_message_bytes, c.max_value_bytes, c.max_subkey_bytes, c.max_contacts_per_message};
+    return {c.max_message_bytes, c.max_value_bytes, c.max_subkey_bytes, c.max_contacts_per_message, c.id_bits};
   }
 };
 
@@ -69,6 +72,7 @@ struct WireLimits {
 struct DhtMessage {
   MessageKind kind = MessageKind::PingRequest;
   bool sender_is_client = false;
+  int id_bits = kKademliaIdBits;  // the width of every id in the message (160 or 256)
   std::uint64_t request_id = 0;
   NodeId sender;
   Seconds sender_time = 0;

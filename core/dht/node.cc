@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace swarmlab::core::dht {
 
@@ -49,7 +50,10 @@ DhtNode::DhtNode(Environment& env, NodeId id, DhtConfig config)
       limits_(WireLimits::from(config)),
       table_(id, config.bucket_size, config.replacement_cache_size, config.bucket_ping_interval_s),
       storage_(config.max_stored_keys, config.max_record_bytes, config.max_stored_bytes),
-      blacklist_(config.blacklist_base_s, config.blacklist_backoff, config.blacklist_max_exponent) {}
+      blacklist_(config.blacklist_base_s, config.blacklist_backoff, config.blacklist_max_exponent) {
+  if (!valid_id_bits(config.id_bits)) throw std::invalid_argument("DhtConfig: id_bits must be 160 or 256");
+  if (!id.fits(config.id_bits)) throw std::invalid_argument("DhtNode: the node id is wider than DhtConfig::id_bits");
+}
 
 DhtNode::~DhtNode() { *alive_ = false; }
 
@@ -66,6 +70,7 @@ DhtMessage DhtNode::header(MessageKind kind, std::uint64_t request_id) const {
   DhtMessage m;
   m.kind = kind;
   m.sender_is_client = config_.client_mode;
+  m.id_bits = config_.id_bits;
   m.request_id = request_id;
   m.sender = id_;
   m.sender_time = env_.now();
@@ -211,6 +216,7 @@ void DhtNode::answer(PeerId from, const DhtMessage& request) {
 
 void DhtNode::start_lookup(const NodeId& target, bool find_value, std::size_t window, GetOptions options,
                            std::optional<Record> local, LookupDone done) {
+  if (!target.fits(config_.id_bits)) throw std::invalid_argument("DhtNode: a key wider than DhtConfig::id_bits");
   const std::uint64_t id = next_lookup_id_++;
   auto lookup = std::make_unique<Lookup>(target, std::max<std::size_t>(window, 1), config_.parallelism);
   lookup->find_value = find_value;
@@ -370,7 +376,7 @@ void DhtNode::bootstrap(std::vector<PeerId> initial, BootstrapCallback done) {
       if (config_.refresh_far_buckets_on_join) {
         const int closest = table_.closest_bucket();
         if (closest >= 0)
-          for (int i = closest + 1; i < NodeId::kBits; ++i) refresh_bucket(i);
+          for (int i = closest + 1; i < config_.id_bits; ++i) refresh_bucket(i);
       }
       join->done(true);
     });
@@ -387,11 +393,11 @@ void DhtNode::bootstrap(std::vector<PeerId> initial, BootstrapCallback done) {
 }
 
 void DhtNode::store(std::string_view key, Bytes value, Seconds expiration, StoreCallback done) {
-  store_id(NodeId::of_key(key), std::nullopt, TimedValue{std::move(value), expiration}, std::move(done));
+  store_id(NodeId::of_key(key, config_.id_bits), std::nullopt, TimedValue{std::move(value), expiration}, std::move(done));
 }
 
 void DhtNode::store(std::string_view key, Bytes subkey, Bytes value, Seconds expiration, StoreCallback done) {
-  store_id(NodeId::of_key(key), std::move(subkey), TimedValue{std::move(value), expiration}, std::move(done));
+  store_id(NodeId::of_key(key, config_.id_bits), std::move(subkey), TimedValue{std::move(value), expiration}, std::move(done));
 }
 
 void DhtNode::store_id(const NodeId& key, std::optional<Bytes> subkey, TimedValue value, StoreCallback done) {
@@ -441,7 +447,7 @@ void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
 }
 
 void DhtNode::get(std::string_view key, GetCallback done, GetOptions options) {
-  get_id(NodeId::of_key(key), std::move(done), options);
+  get_id(NodeId::of_key(key, config_.id_bits), std::move(done), options);
 }
 
 void DhtNode::get_id(const NodeId& key, GetCallback done, GetOptions options) {
@@ -465,7 +471,7 @@ void DhtNode::find_nodes(const NodeId& target, FindCallback done) {
 // Maintenance
 
 void DhtNode::refresh_bucket(int index) {
-  start_lookup(random_id_in_bucket(id_, index, env_.rng()), false, config_.refresh_lookup_size, {}, std::nullopt,
+  start_lookup(random_id_in_bucket(id_, index, env_.rng(), config_.id_bits), false, config_.refresh_lookup_size, {}, std::nullopt,
                [](Lookup&) {});
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/dht/sha1.h"
+#include "core/dht/sha256.h"
 
 namespace swarmlab::core::dht {
 
@@ -30,46 +31,78 @@ void store_be32(std::uint32_t v, std::uint8_t* p) {
   std::memcpy(p, &v, 4);
 }
 
+void check_bits(int bits) {
+  if (!valid_id_bits(bits)) throw std::invalid_argument("NodeId: width must be 160 or 256 bits");
+}
+
 }  // namespace
 
-NodeId NodeId::from_bytes(std::span<const std::uint8_t, kBytes> bytes) {
+NodeId NodeId::from_bytes(std::span<const std::uint8_t> bytes) {
   NodeId id;
-  id.hi_ = load_be64(bytes.data());
-  id.mid_ = load_be64(bytes.data() + 8);
-  id.lo_ = load_be32(bytes.data() + 16);
+  const std::uint8_t* p = bytes.data();
+  if (bytes.size() == 32) {
+    for (int i = 0; i < 4; ++i) id.w_[i] = load_be64(p + 8 * i);
+  } else if (bytes.size() == 20) {
+    // 160 bits: 32 in w_[1], then two full words.
+    id.w_[1] = load_be32(p);
+    id.w_[2] = load_be64(p + 4);
+    id.w_[3] = load_be64(p + 12);
+  } else {
+    throw std::invalid_argument("NodeId::from_bytes: expected 20 or 32 bytes");
+  }
   return id;
 }
 
-NodeId NodeId::random(Rng& rng) {
+NodeId NodeId::random(Rng& rng, int bits) {
+  check_bits(bits);
   NodeId id;
-  id.hi_ = rng.next_u64();
-  id.mid_ = rng.next_u64();
-  id.lo_ = static_cast<std::uint32_t>(rng.next_u64() >> 32);
+  if (bits == kHydraIdBits) {
+    for (auto& w : id.w_) w = rng.next_u64();
+    return id;
+  }
+  // The 160-bit draw: bits 159..96, 95..32, then the top 32 bits of a third word as bits 31..0.
+  const std::uint64_t hi = rng.next_u64(), mid = rng.next_u64();
+  const std::uint64_t lo = rng.next_u64() >> 32;
+  id.w_[1] = hi >> 32;
+  id.w_[2] = (hi << 32) | (mid >> 32);
+  id.w_[3] = (mid << 32) | lo;
   return id;
 }
 
-NodeId NodeId::of_key(std::string_view key) {
-  const Sha1Digest d = sha1(key);
-  return from_bytes(std::span<const std::uint8_t, kBytes>(d));
+NodeId NodeId::of_key(std::string_view key, int bits) {
+  return of_key(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(key.data()), key.size()), bits);
 }
 
-NodeId NodeId::of_key(std::span<const std::uint8_t> key) {
+NodeId NodeId::of_key(std::span<const std::uint8_t> key, int bits) {
+  check_bits(bits);
+  if (bits == kHydraIdBits) {
+    const Sha256Digest d = sha256(key);
+    return from_bytes(d);
+  }
   const Sha1Digest d = sha1(key);
-  return from_bytes(std::span<const std::uint8_t, kBytes>(d));
+  return from_bytes(d);
 }
 
-std::array<std::uint8_t, NodeId::kBytes> NodeId::to_bytes() const {
-  std::array<std::uint8_t, kBytes> out;
-  store_be64(hi_, out.data());
-  store_be64(mid_, out.data() + 8);
-  store_be32(lo_, out.data() + 16);
+IdBytes NodeId::to_bytes(int bits) const {
+  check_bits(bits);
+  if (!fits(bits)) throw std::invalid_argument("NodeId::to_bytes: the id does not fit the width");
+  IdBytes out;
+  if (bits == kHydraIdBits) {
+    for (int i = 0; i < 4; ++i) store_be64(w_[i], out.data.data() + 8 * i);
+    out.size = 32;
+  } else {
+    store_be32(static_cast<std::uint32_t>(w_[1]), out.data.data());
+    store_be64(w_[2], out.data.data() + 4);
+    store_be64(w_[3], out.data.data() + 12);
+    out.size = 20;
+  }
   return out;
 }
 
-std::string NodeId::hex() const {
+std::string NodeId::hex(int bits) const {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string s;
-  for (std::uint8_t b : to_bytes()) {
+  for (std::uint8_t b : to_bytes(bits).view()) {
     s.push_back(kDigits[b >> 4]);
     s.push_back(kDigits[b & 15]);
   }
@@ -77,25 +110,25 @@ std::string NodeId::hex() const {
 }
 
 int NodeId::highest_bit() const {
-  if (hi_) return 96 + 63 - std::countl_zero(hi_);
-  if (mid_) return 32 + 63 - std::countl_zero(mid_);
-  if (lo_) return 31 - std::countl_zero(lo_);
+  for (int i = 0; i < 4; ++i)
+    if (w_[i]) return 64 * (3 - i) + 63 - std::countl_zero(w_[i]);
   return -1;
 }
 
-NodeId random_id_in_bucket(const NodeId& self, int index, Rng& rng) {
-  if (index < 0 || index >= NodeId::kBits) throw std::out_of_range("random_id_in_bucket: bad bucket index");
+NodeId random_id_in_bucket(const NodeId& self, int index, Rng& rng, int bits) {
+  check_bits(bits);
+  if (index < 0 || index >= bits) throw std::out_of_range("random_id_in_bucket: bad bucket index");
   // distance = 0...0 1 r...r: bit `index` set, higher bits clear, lower bits random.
-  auto bytes = NodeId::random(rng).to_bytes();
-  for (int i = NodeId::kBits - 1; i >= index; --i) {
-    const int byte = (NodeId::kBits - 1 - i) / 8;
+  IdBytes b = NodeId::random(rng, bits).to_bytes(bits);
+  for (int i = bits - 1; i >= index; --i) {
+    const auto byte = static_cast<std::size_t>((bits - 1 - i) / 8);
     const auto mask = static_cast<std::uint8_t>(1u << (i % 8));
     if (i == index)
-      bytes[byte] |= mask;
+      b.data[byte] |= mask;
     else
-      bytes[byte] &= static_cast<std::uint8_t>(~mask);
+      b.data[byte] &= static_cast<std::uint8_t>(~mask);
   }
-  return self ^ NodeId::from_bytes(std::span<const std::uint8_t, NodeId::kBytes>(bytes));
+  return self ^ NodeId::from_bytes(b.view());
 }
 
 }  // namespace swarmlab::core::dht

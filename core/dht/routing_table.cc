@@ -1,6 +1,7 @@
 #include "core/dht/routing_table.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace swarmlab::core::dht {
@@ -19,6 +20,7 @@ RoutingTable::Bucket& RoutingTable::bucket_at(int index, Seconds now) {
   if (!b) {
     b = std::make_unique<Bucket>();
     b->last_lookup = now;  // a bucket that just came into use needs no refresh yet
+    created_[static_cast<std::size_t>(index / 64)] |= std::uint64_t{1} << (index % 64);
   }
   return *b;
 }
@@ -102,28 +104,27 @@ void RoutingTable::closest(const NodeId& target, std::size_t count, const NodeId
   // Relative to `target`, bucket b = bucket_index(self, target) holds the closest entries (distance
   // below 2^b), then every bucket below b (distances in [2^b, 2^(b+1))), then buckets b+1, b+2, ...
   // in order. Gather in that order until `count` are certain, then select the nearest.
-  struct Candidate {
-    NodeId distance;
-    const Contact* contact;
-  };
   // Reused across calls (closest() runs for every request); per thread, as tables are not shared.
-  thread_local std::vector<Candidate> found;
+  // Pointers, not (distance, contact) pairs: sorting moves 8 bytes per entry, and a distance is
+  // four XORs away.
+  thread_local std::vector<const Contact*> found;
   found.clear();
   auto gather = [&](int i) {
     const Bucket* bucket = find_bucket(i);
     if (!bucket) return;
     for (const Entry& e : bucket->entries)
-      if (!exclude || e.contact.id != *exclude) found.push_back({e.contact.id ^ target, &e.contact});
+      if (!exclude || e.contact.id != *exclude) found.push_back(&e.contact);
   };
+  // Only buckets in use are visited (most of the 160 or 256 are not).
   const int b = bucket_index(self_, target);
   if (b >= 0) {
     gather(b);
     if (found.size() < count)
-      for (int i = b - 1; i >= 0; --i) gather(i);
+      for (int i = previous_created(b); i >= 0; i = previous_created(i)) gather(i);
   }
-  for (int i = b + 1; i < NodeId::kBits && found.size() < count; ++i) gather(i);
+  for (int i = next_created(b); i >= 0 && found.size() < count; i = next_created(i)) gather(i);
 
-  auto nearer = [](const Candidate& x, const Candidate& y) { return x.distance < y.distance; };
+  auto nearer = [&target](const Contact* x, const Contact* y) { return (x->id ^ target) < (y->id ^ target); };
   if (found.size() > count) {
     std::nth_element(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(count), found.end(), nearer);
     found.resize(count);
@@ -131,7 +132,28 @@ void RoutingTable::closest(const NodeId& target, std::size_t count, const NodeId
   std::sort(found.begin(), found.end(), nearer);
   out.clear();
   out.reserve(found.size());
-  for (const Candidate& c : found) out.push_back(*c.contact);
+  for (const Contact* c : found) out.push_back(*c);
+}
+
+int RoutingTable::previous_created(int index) const {
+  // The highest created bucket below `index`.
+  for (int w = (index - 1) / 64; index > 0 && w >= 0; --w) {
+    std::uint64_t bits = created_[static_cast<std::size_t>(w)];
+    if (w == (index - 1) / 64 && (index - 1) % 64 != 63) bits &= (std::uint64_t{1} << ((index - 1) % 64 + 1)) - 1;
+    if (bits) return 64 * w + 63 - std::countl_zero(bits);
+  }
+  return -1;
+}
+
+int RoutingTable::next_created(int index) const {
+  // The lowest created bucket above `index` (index may be -1).
+  const int from = index + 1;
+  for (int w = from / 64; from < NodeId::kMaxBits && w < NodeId::kMaxBits / 64; ++w) {
+    std::uint64_t bits = created_[static_cast<std::size_t>(w)];
+    if (w == from / 64) bits &= ~std::uint64_t{0} << (from % 64);
+    if (bits) return 64 * w + std::countr_zero(bits);
+  }
+  return -1;
 }
 
 void RoutingTable::mark_looked_up(const NodeId& target, Seconds now) {
@@ -141,14 +163,14 @@ void RoutingTable::mark_looked_up(const NodeId& target, Seconds now) {
 
 std::vector<int> RoutingTable::stale_buckets(Seconds now, Seconds interval) const {
   std::vector<int> out;
-  for (int i = 0; i < NodeId::kBits; ++i)
+  for (int i = 0; i < NodeId::kMaxBits; ++i)
     if (const Bucket* b = find_bucket(i); b && !b->entries.empty() && now - b->last_lookup >= interval)
       out.push_back(i);
   return out;
 }
 
 int RoutingTable::closest_bucket() const {
-  for (int i = 0; i < NodeId::kBits; ++i)
+  for (int i = 0; i < NodeId::kMaxBits; ++i)
     if (const Bucket* b = find_bucket(i); b && !b->entries.empty()) return i;
   return -1;
 }

@@ -78,13 +78,17 @@ class RoutingTable {
   std::size_t replacement_cache_size_;
   Seconds ping_interval_;
   std::size_t size_ = 0;
-  // The bucket `index`, created on first use. Most of the 160 buckets stay empty for ever (a
-  // network of N nodes fills about log2 N), and thousands of simulated nodes each hold a table,
-  // so empty buckets take one pointer.
+  // The bucket `index`, created on first use. Most of the 160 (or 256) buckets stay empty for
+  // ever (a network of N nodes fills about log2 N), and thousands of simulated nodes each hold a
+  // table, so empty buckets take one pointer.
   Bucket& bucket_at(int index, Seconds now);
   const Bucket* find_bucket(int index) const { return buckets_[index].get(); }
 
-  std::array<std::unique_ptr<Bucket>, NodeId::kBits> buckets_;
+  std::array<std::unique_ptr<Bucket>, NodeId::kMaxBits> buckets_;
+  // Bit i: bucket i has been created. closest() walks these rather than every index.
+  std::array<std::uint64_t, NodeId::kMaxBits / 64> created_{};
+  int previous_created(int index) const;  // -1 when none
+  int next_created(int index) const;      // -1 when none
 
 };
 

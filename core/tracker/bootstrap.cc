@@ -9,8 +9,8 @@ namespace swarmlab::core::tracker {
 dht::NodeId BootstrapDirectory::assign_id(PeerId peer) {
   auto it = ids_.find(peer);
   if (it != ids_.end()) return it->second;
-  dht::NodeId id = dht::NodeId::random(rng_);
-  while (taken_.count(id)) id = dht::NodeId::random(rng_);  // 2^-160 per draw: never in practice
+  dht::NodeId id = dht::NodeId::random(rng_, dht::kHydraIdBits);
+  while (taken_.count(id)) id = dht::NodeId::random(rng_, dht::kHydraIdBits);  // 2^-256 per draw: never in practice
   taken_.insert(id);
   ids_.emplace(peer, id);
   return id;

@@ -2,19 +2,15 @@
 
 #include <algorithm>
 
-#include "core/dht/sha256.h"
 
 namespace swarmlab::core::tracker {
 
-dht::NodeId dataset_key(std::string_view title) {
-  const dht::Sha256Digest d = dht::sha256(title);
-  return dht::NodeId::from_bytes(std::span<const std::uint8_t, dht::NodeId::kBytes>(d.data(), dht::NodeId::kBytes));
-}
+dht::NodeId dataset_key(std::string_view title) { return dht::NodeId::of_key(title, dht::kHydraIdBits); }
 
 std::uint64_t tracker_group_id(const dht::NodeId& key, std::uint64_t generation) {
-  const auto bytes = key.to_bytes();
+  const dht::IdBytes bytes = key.to_bytes(dht::kHydraIdBits);
   std::uint64_t id = 0;
-  for (int i = 0; i < 8; ++i) id = id << 8 | bytes[static_cast<std::size_t>(i)];
+  for (std::size_t i = 0; i < 8; ++i) id = id << 8 | bytes.data[i];
   return id + generation;
 }
 

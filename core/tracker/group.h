@@ -1,7 +1,7 @@
 #pragma once
 // Where a dataset's tracker group lives (docs/hydra.md §2): its key is SHA-256 of the dataset's
-// title, truncated to the DHT's 160-bit ids (the first 20 bytes of the digest); its replicas are the
-// peers whose ids are closest to that key by XOR distance, the first `target_size` founding the
+// title, a 256-bit id as in Hydra's DHT (dht::kHydraIdBits); its replicas are the peers whose ids
+// are closest to that key by XOR distance, the first `target_size` founding the
 // group and the next ones replacing lost replicas (raft::RaftConfig::target_size, replace_after).
 // A group rebooted from a snapshot (reboot.h) is a new Raft group, so its id also carries a
 // generation: the old group's replicas, should any come back, can never mix with the new one.
@@ -15,7 +15,7 @@
 
 namespace swarmlab::core::tracker {
 
-// SHA-256 of the title, its first 160 bits as a DHT id.
+// SHA-256 of the title as a 256-bit DHT id (Hydra's width, dht::kHydraIdBits).
 dht::NodeId dataset_key(std::string_view title);
 // The Raft group id of generation `generation` of the dataset's tracker: the key's first 64 bits
 // plus the generation (wrapping), so that one peer can route messages of several groups.

@@ -3,13 +3,16 @@
 // snapshots so that a tracker group lost entirely can be restarted). The creator's TrackerBackup
 // reads the whole state (an Export command, through the log like any read) every `interval`; when
 // every replica is gone, whoever holds the latest snapshot plans a new group on the peers now
-// closest to the dataset's key (plan_reboot: the next generation, so a new Raft group id) and each
-// new member starts from reboot_storage(): the snapshot as the group's initial snapshot, with the
-// new members as its configuration. Updates applied after the snapshot are lost; each client can
+// closest to the dataset's key (plan_reboot: the next generation, so a new Raft group id), and its
+// TrackerRebooter asks each of them over the network to host it (reboot_messages.h); each new
+// member's TrackerHost starts it from reboot_storage(): the snapshot as the group's initial
+// snapshot, with the new members as its configuration. Updates applied after the snapshot are lost; each client can
 // tell which of its acknowledged ones (TrackerClient::lost_since_reboot with restored_last_seq).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "core/raft/storage.h"
 #include "core/tracker/client.h"
 #include "core/tracker/group.h"
+#include "core/tracker/reboot_messages.h"
 
 namespace swarmlab::core::tracker {
 
@@ -77,6 +81,56 @@ struct RebootPlan {
 // generation after the snapshot's.
 RebootPlan plan_reboot(const TrackerSnapshot& snapshot, std::vector<raft::CandidatePeer> live_peers,
                        TrackerGroupOptions options);
+
+struct RebootOutcome {
+  RebootPlan plan;
+  bool ok = false;               // every founding member hosts the new generation
+  std::vector<PeerId> hosting;   // peers that answered Hosting, ascending
+  std::vector<PeerId> refused;   // peers that answered anything else, ascending
+  Seconds started = 0, finished = 0;
+};
+
+// The creator's side of a reboot over the network. reboot() plans the next generation on the live
+// peers, sends every candidate its RebootRequest (the founding members with the snapshot, the
+// others without: they wait to be added and get the state from the leader), sends it again every
+// `retry` to those that have not answered, and reports once every founding member hosts the group
+// (ok), as soon as a founding member refuses, or at `timeout`. The caller then points its clients
+// at plan.raft.group. Its replies reach it through the peer's TrackerHost (attach_rebooter).
+class TrackerRebooter final : public Service {
+ public:
+  using Done = std::function<void(const RebootOutcome&)>;
+
+  explicit TrackerRebooter(Environment& env, Seconds retry = 0.3, Seconds timeout = 10);
+  ~TrackerRebooter() override;
+  TrackerRebooter(const TrackerRebooter&) = delete;
+  TrackerRebooter& operator=(const TrackerRebooter&) = delete;
+
+  // Throws std::logic_error while another reboot is under way, std::invalid_argument when there is
+  // no live peer to found the group on. `done` never runs inside this call.
+  void reboot(const TrackerSnapshot& snapshot, std::vector<raft::CandidatePeer> live_peers,
+              TrackerGroupOptions options, Done done);
+  bool busy() const { return static_cast<bool>(done_); }
+
+  void handle(PeerId from, const Message& message) override;  // RebootReplies
+  // A broken connection loses a request or its reply; the next retry covers it.
+  void on_link_failure(PeerId) override {}
+  std::uint64_t requests_sent() const { return requests_sent_; }
+  std::uint64_t rejected() const { return rejected_; }  // replies malformed, stale or from strangers
+
+ private:
+  void send_unanswered();
+  void finish(bool ok);
+
+  Environment& env_;
+  Seconds retry_, timeout_;
+  RebootRequest request_;  // the state is sent to founding members only
+  RebootOutcome outcome_;
+  std::set<PeerId> unanswered_;
+  Done done_;
+  TimerHandle retry_timer_ = 0, timeout_timer_ = 0;
+  std::uint64_t next_request_id_ = 1;
+  std::uint64_t requests_sent_ = 0, rejected_ = 0;
+};
 
 // The seq of `client`'s last update the state holds (0: none); throws DecodeError like restore().
 std::uint64_t restored_last_seq(std::span<const std::uint8_t> state, std::uint64_t client,

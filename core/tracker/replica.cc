@@ -1,6 +1,10 @@
 #include "core/tracker/replica.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "core/service_ids.h"
+#include "core/tracker/reboot.h"
 
 namespace swarmlab::core::tracker {
 
@@ -56,7 +60,66 @@ std::optional<RaftHeader> peek_raft_header(std::span<const std::uint8_t> bytes) 
   }
 }
 
+void TrackerHost::serve_reboots(TrackerGroupOptions options, HooksFor hooks, TrackerLimits limits) {
+  reboot_options_ = std::move(options);
+  reboot_hooks_ = std::move(hooks);
+  reboot_limits_ = limits;
+}
+
+void TrackerHost::on_tracker_message(PeerId from, const Message& message) {
+  try {
+    if (peek_reboot_kind(message.bytes) == RebootKind::Reply) {
+      if (!rebooter_) {
+        ++dropped_;
+        return;
+      }
+      return rebooter_->handle(from, message);
+    }
+    if (!reboot_options_) {
+      ++dropped_;
+      return;
+    }
+    RebootLimits limits;
+    limits.max_title_bytes = reboot_limits_.max_title_bytes;
+    const RebootRequest request = decode_reboot_request(message.bytes, limits);
+    RebootReply reply{request.request_id, request.generation, on_reboot(request)};
+    env_.send(from, Message{encode(reply), 0});
+  } catch (const DecodeError&) {
+    ++dropped_;
+  }
+}
+
+RebootStatus TrackerHost::on_reboot(const RebootRequest& q) {
+  TrackerGroupOptions o = *reboot_options_;
+  o.generation = q.generation;
+  raft::RaftConfig cfg = tracker_raft_config(q.title, o);
+  if (replica(cfg.group)) return RebootStatus::Hosting;  // a repeated request
+  auto latest = generation_.find(q.title);
+  if (latest != generation_.end() && latest->second >= q.generation) return RebootStatus::Stale;
+  if (std::find(q.candidates.begin(), q.candidates.end(), env_.self()) == q.candidates.end())
+    return RebootStatus::NotCandidate;
+  raft::MemoryStorage storage;
+  const raft::Configuration members = raft::Configuration::of(q.members);
+  if (members.contains(env_.self())) {
+    try {
+      storage = reboot_storage(q.state, members, reboot_limits_);
+    } catch (const DecodeError&) {
+      return RebootStatus::BadState;
+    }
+  }
+  // The dataset's earlier generations are lost or superseded: stop serving them.
+  const std::uint64_t first = tracker_group_id(dataset_key(q.title), 0);
+  for (auto it = replicas_.begin(); it != replicas_.end();)
+    it = it->first - first < q.generation ? replicas_.erase(it) : std::next(it);
+  generation_[q.title] = q.generation;
+  host(std::move(cfg), std::move(storage), q.candidates, reboot_hooks_ ? reboot_hooks_(q.generation) : raft::RaftHooks{},
+       reboot_limits_);
+  ++reboots_hosted_;
+  return RebootStatus::Hosting;
+}
+
 void TrackerHost::handle(PeerId from, const Message& message) {
+  if (peek_service(message.bytes) == ServiceId::Tracker) return on_tracker_message(from, message);
   const auto header = peek_raft_header(message.bytes);
   if (!header) {
     ++dropped_;

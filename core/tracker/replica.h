@@ -4,16 +4,20 @@
 // service for every tracker group it serves, routing each message by its group id (a peer close to
 // several datasets' keys replicates several trackers).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/env.h"
 #include "core/raft/node.h"
 #include "core/raft/storage.h"
 #include "core/tracker/commands.h"
+#include "core/tracker/group.h"
+#include "core/tracker/reboot_messages.h"
 #include "core/tracker/state_machine.h"
 
 namespace swarmlab::core::tracker {
@@ -58,9 +62,23 @@ class TrackerReplica {
 // A peer's Raft service (ServiceId::Raft) for its tracker groups and tracker clients: a ClientReply
 // goes to the client attached for its group, every other message to the replica of its group;
 // messages of groups it does not serve, and undecodable headers, are counted and dropped.
+//
+// It is also the peer's Tracker service (ServiceId::Tracker, reboot_messages.h): once
+// serve_reboots() was called it answers RebootRequests by hosting the requested generation (from
+// the snapshot when it is a founding member, empty as a candidate otherwise) and dropping the
+// dataset's older generations; RebootReplies go to the attached TrackerRebooter.
 class TrackerHost final : public Service {
  public:
   explicit TrackerHost(Environment& env) : env_(env) {}
+
+  // The Raft hooks of a replica of `generation` of a dataset's tracker.
+  using HooksFor = std::function<raft::RaftHooks(std::uint64_t generation)>;
+  // Accepts RebootRequests from now on, founding groups with these options (every peer of a
+  // collaboration uses the same; generation comes from the request).
+  void serve_reboots(TrackerGroupOptions options, HooksFor hooks = {}, TrackerLimits limits = {});
+  // Where this peer's RebootReplies go; it must outlive the attachment.
+  void attach_rebooter(Service& rebooter) { rebooter_ = &rebooter; }
+  void detach_rebooter() { rebooter_ = nullptr; }
 
   TrackerReplica& host(raft::RaftConfig config, raft::MemoryStorage storage, std::vector<PeerId> candidates,
                        raft::RaftHooks hooks = {}, TrackerLimits limits = {});
@@ -77,12 +95,23 @@ class TrackerHost final : public Service {
   void on_link_failure(PeerId peer) override;
 
   std::uint64_t dropped() const { return dropped_; }
+  std::uint64_t reboots_hosted() const { return reboots_hosted_; }
 
  private:
+  void on_tracker_message(PeerId from, const Message& message);
+  RebootStatus on_reboot(const RebootRequest& request);
+
   Environment& env_;
   std::map<std::uint64_t, std::unique_ptr<TrackerReplica>> replicas_;
   std::map<std::uint64_t, Service*> clients_;
   std::uint64_t dropped_ = 0;
+  // Reboots: off until serve_reboots().
+  std::optional<TrackerGroupOptions> reboot_options_;
+  HooksFor reboot_hooks_;
+  TrackerLimits reboot_limits_;
+  std::map<std::string, std::uint64_t, std::less<>> generation_;  // per dataset: the latest hosted by reboot
+  Service* rebooter_ = nullptr;
+  std::uint64_t reboots_hosted_ = 0;
 };
 
 // The group id and kind of a Raft message, read from its header alone; nullopt when the header

@@ -4,7 +4,7 @@ namespace swarmlab::core::training {
 
 DhtCoordinator::DhtCoordinator(Environment& env, DhtCoordinatorConfig config)
     : env_(env), config_(std::move(config)) {
-  dht_ = std::make_unique<dht::DhtNode>(env_, dht::NodeId::random(env_.rng()), config_.dht);
+  dht_ = std::make_unique<dht::DhtNode>(env_, dht::NodeId::random(env_.rng(), config_.dht.id_bits), config_.dht);
   tracker_ = std::make_unique<progress::ProgressTracker>(env_, *dht_, config_.progress);
   matchmaker_ = std::make_unique<matchmaking::Matchmaker>(env_, *dht_, config_.matchmaking);
 }

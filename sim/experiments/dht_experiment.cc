@@ -133,7 +133,7 @@ class Experiment {
   };
   void start_peer(PeerId p) {
     core::Environment& env = world_->env(p);
-    nodes_[p] = std::make_unique<dht::DhtNode>(env, dht::NodeId::random(env.rng()), c_.dht);
+    nodes_[p] = std::make_unique<dht::DhtNode>(env, dht::NodeId::random(env.rng(), c_.dht.id_bits), c_.dht);
     env.set_sink(nodes_[p].get());
     ++joins_;
     std::vector<PeerId> initial;
@@ -310,6 +310,8 @@ class Experiment {
     for (double h : hops) sum += h;
     r.hops_mean = hops.empty() ? 0 : sum / static_cast<double>(hops.size());
     const double k = static_cast<double>(c_.dht.bucket_size);
+    r.id_bits = c_.dht.id_bits;
+    r.bucket_size = c_.dht.bucket_size;
     r.hop_bound = std::ceil(std::log2(static_cast<double>(c_.peers)) / std::log2(k)) + 2;
 
     std::vector<double> lat = latencies_;

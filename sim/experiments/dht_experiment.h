@@ -58,6 +58,8 @@ struct DhtExperimentConfig {
 
 struct DhtExperimentResult {
   std::uint32_t peers = 0;
+  int id_bits = 0;              // the DHT's id width (160 hivemind, 256 Hydra)
+  std::size_t bucket_size = 0;  // k (Hydra's M)
   double churn_per_hour = 0, hours = 0;
   std::uint64_t seed = 0;
 

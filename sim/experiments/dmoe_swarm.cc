@@ -169,7 +169,7 @@ class Swarm {
     core::Environment& env = world_->env(p);
     RuntimePeer& rp = runtimes_[p];
     rp.mux = std::make_unique<core::ServiceMux>([&env] { return env.now(); });
-    rp.dht = std::make_unique<dht::DhtNode>(env, dht::NodeId::random(env.rng()), c_.dht);
+    rp.dht = std::make_unique<dht::DhtNode>(env, dht::NodeId::random(env.rng(), c_.dht.id_bits), c_.dht);
     rp.backend = std::make_unique<VirtualExpertBackend>(env, c_.width, c_.width);
     const dmoe::ExpertGrid& grid = grids_[p % c_.layers];
     rp.runtime = std::make_unique<dmoe::ExpertRuntime>(env, grid, *rp.backend);
@@ -197,7 +197,7 @@ class Swarm {
     core::Environment& env = world_->env(p);
     TrainerPeer& tp = trainers_[t];
     tp.mux = std::make_unique<core::ServiceMux>([&env] { return env.now(); });
-    tp.dht = std::make_unique<dht::DhtNode>(env, dht::NodeId::random(env.rng()), c_.dht);
+    tp.dht = std::make_unique<dht::DhtNode>(env, dht::NodeId::random(env.rng(), c_.dht.id_bits), c_.dht);
     tp.client = std::make_unique<dmoe::ExpertClient>(env, c_.client);
     tp.mux->add(core::ServiceId::Dht, *tp.dht);
     tp.mux->add(core::ServiceId::Experts, *tp.client);

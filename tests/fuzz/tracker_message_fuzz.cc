@@ -7,6 +7,9 @@
 // state unchanged; (2) applied as a command to a populated TrackerStateMachine, which must answer
 // without throwing; (3) delivered to a peer's TrackerHost serving a one-replica tracker group, as a
 // message and as the command of a ClientRequest, after which the group must still serve a Query.
+// The input is also decoded as a reboot request and reply (canonical round trip), and the host
+// serves reboots and has a busy TrackerRebooter attached, so a reboot message reaches both sides;
+// when the input founded a new generation there, that replica must be running instead.
 //
 // Built with -DTRACKER_FUZZ_MAKE_CORPUS it is instead a program that writes the seed corpus.
 #include <cstddef>
@@ -20,6 +23,8 @@
 #include "core/tracker/client.h"
 #include "core/tracker/commands.h"
 #include "core/tracker/group.h"
+#include "core/tracker/reboot.h"
+#include "core/tracker/reboot_messages.h"
 #include "core/tracker/replica.h"
 #include "core/tracker/state_machine.h"
 #include "support/memory_world.h"
@@ -71,6 +76,16 @@ void check_decoders(std::span<const std::uint8_t> in) {
     } catch (const core::DecodeError&) {
     }
   }
+  try {
+    const auto q = core::tracker::decode_reboot_request(in);
+    if (core::tracker::encode(q) != Bytes(in.begin(), in.end())) std::abort();
+  } catch (const core::DecodeError&) {
+  }
+  try {
+    const auto r = core::tracker::decode_reboot_reply(in);
+    if (core::tracker::encode(r) != Bytes(in.begin(), in.end())) std::abort();
+  } catch (const core::DecodeError&) {
+  }
   TrackerStateMachine m = populated();
   const Bytes before = m.snapshot();
   try {
@@ -81,21 +96,29 @@ void check_decoders(std::span<const std::uint8_t> in) {
   }
 }
 
-// A one-replica tracker group on peer 0 of a memory world, the dataset built by `script`.
+// A one-replica tracker group on peer 0 of a memory world, the dataset built by `script`. The host
+// serves reboots, and its rebooter waits for peer 1 (which hosts nothing) to answer one.
 struct World {
-  World() : net(2, core::testing::PeerSpec{0, 0, 0}, 5), host(net.env(0)) {
+  World() : net(2, core::testing::PeerSpec{0, 0, 0}, 5), host(net.env(0)), rebooter(net.env(0)) {
     core::tracker::TrackerGroupOptions o;
     o.replicas = 1;
     cfg = core::tracker::tracker_raft_config("fashion-mnist", o);
     net.env(0).set_sink(&host);
     host.host(cfg, core::raft::MemoryStorage(core::raft::Configuration::of({0})), {0});
+    host.serve_reboots(o);
+    host.attach_rebooter(rebooter);
     net.run_for(1.0);
     for (const TrackerCommand& c : script()) node().propose(core::tracker::encode_tracker_command(c));
     net.run_for(0.1);
+    const core::tracker::TrackerSnapshot snapshot{"cifar-10", 0, populated().snapshot(), 0, 0};
+    rebooter.reboot(snapshot, {{1, core::dht::NodeId::of_key("peer 1", core::dht::kHydraIdBits)}}, o,
+                    [](const core::tracker::RebootOutcome&) {});
   }
+  ~World() { host.detach_rebooter(); }
   core::raft::RaftNode& node() { return *host.replica(cfg.group)->node(); }
   core::testing::MemoryWorld net;
   core::tracker::TrackerHost host;
+  core::tracker::TrackerRebooter rebooter;
   core::raft::RaftConfig cfg;
 };
 
@@ -123,6 +146,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   request.data.assign(in.begin(), in.end());
   w.host.handle(1, core::Message{core::raft::encode(request), 0});
   w.net.run_for(1.0);
+  if (w.host.reboots_hosted() > 0) {
+    // The input was a reboot this host accepted (reboots are not authenticated): the generation it
+    // founded runs in place of whatever it superseded.
+    if (w.host.groups().empty()) std::abort();
+    for (std::uint64_t g : w.host.groups())
+      if (!w.host.replica(g)->running()) std::abort();
+    return 0;
+  }
   // A hostile message may depose the leader (a higher term): alone in its group, it is elected again.
   for (int i = 0; i < 30 && !w.node().is_leader(); ++i) w.net.run_for(0.1);
   // The group still serves: a Query through the log is answered with the dataset.
@@ -161,6 +192,15 @@ int main(int argc, char** argv) {
   request.request_id = 7;
   request.data = encode_tracker_command(command(TrackerOp::AddFile, 12, "extra.gz", 0, 100));
   corpus.write("client_request", core::raft::encode(request));
+  RebootRequest reboot;
+  reboot.request_id = 1;
+  reboot.title = "fashion-mnist";
+  reboot.generation = 1;
+  reboot.members = {0};
+  reboot.candidates = {0};
+  reboot.state = m.snapshot();
+  corpus.write("reboot_request", encode(reboot));
+  corpus.write("reboot_reply", encode(RebootReply{1, 1, RebootStatus::Hosting}));
   corpus.write("garbage", {0x06, 0x07, 0xff});
   return corpus.done();
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <limits>
 
 #include "core/service_ids.h"
@@ -12,12 +13,13 @@ namespace {
 
 Bytes b(std::string_view s) { return Bytes(s.begin(), s.end()); }
 
-DhtMessage base(MessageKind kind) {
+DhtMessage base(MessageKind kind, int bits = kKademliaIdBits) {
   Rng rng(1);
   DhtMessage m;
   m.kind = kind;
+  m.id_bits = bits;
   m.request_id = 300;  // a two-byte varint
-  m.sender = NodeId::random(rng);
+  m.sender = NodeId::random(rng, bits);
   m.sender_time = 12.5;
   return m;
 }
@@ -72,6 +74,39 @@ TEST(DhtMessages, EveryKindRoundTrips) {
 TEST(DhtMessages, HeaderIsCompact) {
   // service + kind + flags + 2-byte request id + 20-byte id + 8-byte time
   EXPECT_EQ(encode(base(MessageKind::PingRequest)).size(), 33u);
+  EXPECT_EQ(encode(base(MessageKind::PingRequest, kHydraIdBits)).size(), 45u);  // a 32-byte id
+}
+
+// The same messages with Hydra's 256-bit ids (docs/hydra.md §1).
+std::vector<DhtMessage> wide_samples() {
+  Rng rng(3);
+  std::vector<DhtMessage> out;
+  for (DhtMessage m : samples()) {
+    m.id_bits = kHydraIdBits;
+    m.sender = NodeId::random(rng, kHydraIdBits);
+    if (!m.target.is_zero()) m.target = NodeId::random(rng, kHydraIdBits);
+    for (Contact& c : m.contacts) c.id = NodeId::random(rng, kHydraIdBits);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+TEST(DhtMessages, WideIdsRoundTripAndEachWidthRejectsTheOther) {
+  WireLimits wide;
+  wide.id_bits = kHydraIdBits;
+  const WireLimits narrow;
+  for (const DhtMessage& m : wide_samples()) {
+    const auto bytes = encode(m);
+    EXPECT_EQ(decode(bytes, wide), m) << "kind " << int(m.kind);
+    EXPECT_THROW(decode(bytes, narrow), DecodeError) << "kind " << int(m.kind);
+    for (std::size_t n = 0; n < bytes.size(); ++n)
+      EXPECT_THROW(decode(std::span(bytes.data(), n), wide), DecodeError) << "kind " << int(m.kind) << " at " << n;
+  }
+  for (const DhtMessage& m : samples()) EXPECT_THROW(decode(encode(m), wide), DecodeError) << "kind " << int(m.kind);
+  // An id that does not fit the message's width is a caller's error, not a silent truncation.
+  DhtMessage bad = base(MessageKind::PingRequest, kHydraIdBits);
+  bad.id_bits = kKademliaIdBits;
+  EXPECT_THROW(encode(bad), std::invalid_argument);
 }
 
 TEST(DhtMessages, EveryTruncationIsRejected) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 #include "core/service_ids.h"
 #include "support/memory_world.h"
@@ -32,9 +33,9 @@ Bytes b(std::string_view s) { return Bytes(s.begin(), s.end()); }
 
 // n DHT nodes in the memory world; node 0 starts alone and the others join through it one by one.
 struct Network {
-  explicit Network(std::size_t n, DhtConfig config = {}, Seconds latency = 0.05) : world(n, latency) {
+  explicit Network(std::size_t n, DhtConfig config = {}, Seconds latency = 0.05) : world(n, latency), bits(config.id_bits) {
     for (PeerId i = 0; i < n; ++i) {
-      nodes.push_back(std::make_unique<DhtNode>(world.env(i), NodeId::random(world.env(i).rng()), config));
+      nodes.push_back(std::make_unique<DhtNode>(world.env(i), NodeId::random(world.env(i).rng(), bits), config));
       world.env(i).set_sink(nodes.back().get());
     }
     std::size_t joined = 0;
@@ -70,11 +71,11 @@ struct Network {
   std::vector<PeerId> holders(std::string_view key) {
     std::vector<PeerId> out;
     for (PeerId i = 0; i < nodes.size(); ++i)
-      if (world.is_up(i) && nodes[i]->storage().find(NodeId::of_key(key), world.now())) out.push_back(i);
+      if (world.is_up(i) && nodes[i]->storage().find(NodeId::of_key(key, bits), world.now())) out.push_back(i);
     return out;
   }
   std::vector<PeerId> closest(std::string_view key, std::size_t count) {
-    const NodeId target = NodeId::of_key(key);
+    const NodeId target = NodeId::of_key(key, bits);
     std::vector<PeerId> all;
     for (PeerId i = 0; i < nodes.size(); ++i)
       if (world.is_up(i)) all.push_back(i);
@@ -86,19 +87,25 @@ struct Network {
   }
 
   DhtWorld world;
+  int bits;  // id width
   std::vector<std::unique_ptr<DhtNode>> nodes;
 };
 
-TEST(DhtNode, FiftyPeersStoreAndGet) {
-  Network net(50);
-  for (PeerId i = 0; i < 50; ++i) EXPECT_GT(net.nodes[i]->routing_table().size(), 10u) << i;
-  Rng rng(99);
+// 50 peers store 20 keys, each on exactly the 5 nodes closest to it, and read them back in at most
+// 3 hops.
+void fifty_peers_store_and_get(DhtConfig config, std::uint64_t seed) {
+  Network net(50, config);
+  for (PeerId i = 0; i < 50; ++i) {
+    EXPECT_GT(net.nodes[i]->routing_table().size(), 10u) << i;
+    EXPECT_TRUE(net.nodes[i]->id().fits(config.id_bits)) << i;
+  }
+  Rng rng(seed);
   for (int k = 0; k < 20; ++k) {
     const std::string key = "key-" + std::to_string(k);
     const StoreResult s = net.store(static_cast<PeerId>(rng.below(50)), key, "value-" + std::to_string(k));
     EXPECT_TRUE(s.ok);
     EXPECT_EQ(s.replicas, 5u);
-    // The value sits on exactly the 5 nodes closest to the key.
+    // The value sits on exactly the 5 nodes closest to the key (hashed at the DHT's width).
     EXPECT_EQ(net.holders(key), net.closest(key, 5)) << key;
     auto [record, stats] = net.get(static_cast<PeerId>(rng.below(50)), key);
     ASSERT_TRUE(record.has_value()) << key;
@@ -108,6 +115,46 @@ TEST(DhtNode, FiftyPeersStoreAndGet) {
   auto [missing, stats] = net.get(3, "never stored");
   EXPECT_FALSE(missing.has_value());
   EXPECT_GT(stats.requests, 0);
+}
+
+TEST(DhtNode, FiftyPeersStoreAndGet) { fifty_peers_store_and_get(DhtConfig{}, 99); }
+
+// Hydra's DHT (docs/hydra.md §1): 256-bit ids and SHA-256 keys, through the same code.
+TEST(DhtNode, HydraIdsOf256BitsStoreAndGet) {
+  DhtConfig hydra = hydra_dht_config();
+  EXPECT_EQ(hydra.id_bits, kHydraIdBits);
+  fifty_peers_store_and_get(hydra, 98);
+  Rng rng(1);
+  EXPECT_GT(NodeId::random(rng, kHydraIdBits).highest_bit(), 159);  // (fails with probability 2^-96)
+}
+
+TEST(DhtNode, AWidthIsOneOfTwoAndNodesOfDifferentWidthsIgnoreEachOther) {
+  core::testing::MemoryWorld world(2, core::testing::PeerSpec{0.01}, 3);
+  DhtConfig bad;
+  bad.id_bits = 128;
+  EXPECT_THROW(DhtNode(world.env(0), NodeId(), bad), std::invalid_argument);
+  Rng rng(5);
+  const NodeId wide = NodeId::random(rng, kHydraIdBits);
+  EXPECT_THROW(DhtNode(world.env(0), wide, DhtConfig{}), std::invalid_argument);  // id wider than 160 bits
+
+  DhtConfig hydra;
+  hydra.id_bits = kHydraIdBits;
+  DhtNode narrow_node(world.env(0), NodeId::random(rng), DhtConfig{});
+  DhtNode wide_node(world.env(1), wide, hydra);
+  EXPECT_THROW(narrow_node.find_nodes(wide, [](std::vector<Contact>, const LookupStats&) {}), std::invalid_argument);
+  // A ping of either width is malformed to the other and changes nothing.
+  DhtMessage ping;
+  ping.kind = MessageKind::PingRequest;
+  ping.sender = NodeId::random(rng);
+  EXPECT_FALSE(wide_node.receive(0, encode(ping)));
+  ping.id_bits = kHydraIdBits;
+  ping.sender = NodeId::random(rng, kHydraIdBits);
+  EXPECT_FALSE(narrow_node.receive(1, encode(ping)));
+  EXPECT_TRUE(wide_node.receive(0, encode(ping)));
+  EXPECT_EQ(narrow_node.stats().dropped_malformed, 1u);
+  EXPECT_EQ(wide_node.stats().dropped_malformed, 1u);
+  EXPECT_EQ(narrow_node.routing_table().size(), 0u);
+  EXPECT_EQ(wide_node.routing_table().size(), 1u);
 }
 
 TEST(DhtNode, NumReplicasIsHonoured) {

@@ -90,27 +90,29 @@ TEST(RoutingTable, PingIntervalLimitsLivenessChecks) {
 
 TEST(RoutingTable, ClosestMatchesBruteForce) {
   Rng rng(17);
-  const NodeId self = NodeId::random(rng);
-  RoutingTable t(self, 8, 0);
-  std::vector<Contact> all;
-  for (PeerId p = 0; p < 2000; ++p) {
-    // Mix random ids with ids near self so low buckets are populated too.
-    NodeId id = p % 2 ? NodeId::random(rng) : random_id_in_bucket(self, static_cast<int>(rng.below(20)), rng);
-    if (t.contains(id)) continue;  // low buckets have few possible ids
-    if (t.update({id, p}, 0).outcome == RoutingTable::Outcome::Added) all.push_back({id, p});
-  }
-  ASSERT_EQ(all.size(), t.size());
-  for (int trial = 0; trial < 200; ++trial) {
-    const NodeId target = trial % 3 == 0 ? self : (trial % 3 == 1 ? NodeId::random(rng) : all[rng.below(all.size())].id);
-    const std::size_t count = 1 + rng.below(30);
-    const NodeId* exclude = trial % 2 ? &all[rng.below(all.size())].id : nullptr;
-    std::vector<Contact> expected;
-    for (const Contact& c : all)
-      if (!exclude || c.id != *exclude) expected.push_back(c);
-    std::sort(expected.begin(), expected.end(),
-              [&](const Contact& a, const Contact& b) { return closer(target, a.id, b.id); });
-    if (expected.size() > count) expected.resize(count);
-    EXPECT_EQ(t.closest(target, count, exclude), expected) << "trial " << trial;
+  for (int bits : {kKademliaIdBits, kHydraIdBits}) {
+    const NodeId self = NodeId::random(rng, bits);
+    RoutingTable t(self, 8, 0);
+    std::vector<Contact> all;
+    for (PeerId p = 0; p < 2000; ++p) {
+      // Mix random ids with ids near self so low buckets are populated too.
+      NodeId id = p % 2 ? NodeId::random(rng, bits) : random_id_in_bucket(self, static_cast<int>(rng.below(20)), rng, bits);
+      if (t.contains(id)) continue;  // low buckets have few possible ids
+      if (t.update({id, p}, 0).outcome == RoutingTable::Outcome::Added) all.push_back({id, p});
+    }
+    ASSERT_EQ(all.size(), t.size());
+    for (int trial = 0; trial < 200; ++trial) {
+      const NodeId target = trial % 3 == 0 ? self : (trial % 3 == 1 ? NodeId::random(rng, bits) : all[rng.below(all.size())].id);
+      const std::size_t count = 1 + rng.below(30);
+      const NodeId* exclude = trial % 2 ? &all[rng.below(all.size())].id : nullptr;
+      std::vector<Contact> expected;
+      for (const Contact& c : all)
+        if (!exclude || c.id != *exclude) expected.push_back(c);
+      std::sort(expected.begin(), expected.end(),
+                [&](const Contact& a, const Contact& b) { return closer(target, a.id, b.id); });
+      if (expected.size() > count) expected.resize(count);
+      EXPECT_EQ(t.closest(target, count, exclude), expected) << "bits " << bits << " trial " << trial;
+    }
   }
 }
 

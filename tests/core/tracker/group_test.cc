@@ -111,16 +111,15 @@ std::optional<DatasetInfo> query(TrackerWorld& w, Seconds deadline) {
 
 TEST(TrackerGroup, KeyIsTheTitlesSha256OnTheDhtIdsAndMembersAreTheClosestPeers) {
   const dht::Sha256Digest d = dht::sha256("fashion-mnist");
-  EXPECT_EQ(dataset_key("fashion-mnist").to_bytes(),
-            (std::array<std::uint8_t, 20>{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11],
-                                          d[12], d[13], d[14], d[15], d[16], d[17], d[18], d[19]}));
+  const dht::IdBytes key_bytes = dataset_key("fashion-mnist").to_bytes(dht::kHydraIdBits);
+  EXPECT_TRUE(std::equal(d.begin(), d.end(), key_bytes.view().begin(), key_bytes.view().end()));
   const dht::NodeId key = dataset_key("fashion-mnist");
   EXPECT_NE(tracker_group_id(key, 0), tracker_group_id(key, 1));
   EXPECT_NE(tracker_group_id(key, 0), tracker_group_id(dataset_key("cifar-10"), 0));
 
   Rng rng(4, 4);
   std::vector<raft::CandidatePeer> peers;
-  for (PeerId p = 0; p < 20; ++p) peers.push_back({p, dht::NodeId::random(rng)});
+  for (PeerId p = 0; p < 20; ++p) peers.push_back({p, dht::NodeId::random(rng, dht::kHydraIdBits)});
   const std::vector<PeerId> order = tracker_candidates("fashion-mnist", peers);
   ASSERT_EQ(order.size(), 20u);
   for (std::size_t i = 1; i < order.size(); ++i)
@@ -278,7 +277,13 @@ void recovers_from_snapshot(std::uint64_t seed, std::size_t* lost_total) {
   const std::uint64_t restored = restored_last_seq(snapshot.state, w.client().client_id());
   for (const auto& u : work.acked())
     if (u.acked_at < snapshot.requested_at) EXPECT_LE(u.seq, restored) << "seed " << seed;  // linearizable Export
-  const RebootPlan plan = w.reboot(snapshot);
+  const RebootOutcome outcome = w.reboot(snapshot);
+  ASSERT_TRUE(outcome.ok) << "seed " << seed << ": the reboot was not hosted";
+  const RebootPlan& plan = outcome.plan;
+  // Every founding member answered that it hosts the new generation, over a lossy network.
+  for (PeerId m : plan.members.members)
+    EXPECT_TRUE(std::binary_search(outcome.hosting.begin(), outcome.hosting.end(), m)) << "seed " << seed;
+  EXPECT_TRUE(outcome.refused.empty()) << "seed " << seed;
   // What the client reports lost when told of the reboot.
   const std::vector<std::uint64_t> lost = w.client().lost_since_reboot(restored);
   EXPECT_EQ(plan.raft.group, w.group());

@@ -42,17 +42,24 @@ class TrackerWorld {
     net_.set_faults(options_.faults);
     Rng rng(options_.seed, 999);
     for (PeerId p = 0; p < net_.size(); ++p) {
-      ids_.push_back(dht::NodeId::random(rng));
+      ids_.push_back(dht::NodeId::random(rng, dht::kHydraIdBits));
       hosts_.push_back(std::make_unique<TrackerHost>(net_.env(p)));
       net_.env(p).set_sink(hosts_.back().get());
     }
     group_options_.replicas = options_.replicas;
     group_options_.replace_after = 1.0;
-    found(0, live_hosts(), {});
+    // Every peer answers reboot requests; the creator's rebooter hears the replies.
+    for (PeerId p = 0; p < net_.size(); ++p)
+      hosts_[p]->serve_reboots(group_options_, [this, p](std::uint64_t generation) { return hooks(p, generation); });
+    rebooter_ = std::make_unique<TrackerRebooter>(net_.env(creator_peer()));
+    hosts_[creator_peer()]->attach_rebooter(*rebooter_);
+    found(live_hosts());
     client_ = make_client(client_peer(), 1);
     creator_ = make_client(creator_peer(), 2);
   }
   ~TrackerWorld() {
+    hosts_[creator_peer()]->detach_rebooter();
+    rebooter_.reset();
     backup_.reset();
     for (PeerId p : {client_peer(), creator_peer()}) hosts_[p]->detach_client(group_);
     client_.reset();
@@ -110,22 +117,27 @@ class TrackerWorld {
   }
   TrackerBackup* backup() { return backup_.get(); }
 
-  // Reboots the tracker from `snapshot` on the live hosts closest to the key; clients follow.
-  RebootPlan reboot(const TrackerSnapshot& snapshot) {
-    for (PeerId p = 0; p < net_.size(); ++p) {
-      hosts_[p]->drop(group_);
-      hosts_[p]->detach_client(group_);
-    }
-    RebootPlan plan = plan_reboot(snapshot, live_hosts(), group_options_);
+  // Reboots the tracker from `snapshot` on the live hosts closest to the key, through the creator's
+  // TrackerRebooter and the hosts' answers over the faulty network; clients follow. Returns the
+  // outcome (not ok if the reboot failed, and then nothing else changes).
+  RebootOutcome reboot(const TrackerSnapshot& snapshot) {
+    std::optional<RebootOutcome> outcome;
+    rebooter_->reboot(snapshot, live_hosts(), group_options_, [&](const RebootOutcome& o) { outcome = o; });
+    while (!outcome) net_.run_for(0.01);  // the rebooter reports by its timeout at the latest
+    if (!outcome->ok) return *outcome;
+    for (PeerId p : {client_peer(), creator_peer()}) hosts_[p]->detach_client(group_);
     generation_ = snapshot.generation + 1;
-    found(generation_, live_hosts(), snapshot.state);  // the same members and group as the plan
+    group_ = outcome->plan.raft.group;
+    candidates_ = outcome->plan.candidates;
     hosts_[client_peer()]->attach_client(group_, *client_);
     hosts_[creator_peer()]->attach_client(group_, *creator_);
     client_->retarget(group_, candidates_);
     creator_->retarget(group_, candidates_);
     if (backup_) backup_->set_generation(generation_);
-    return plan;
+    return *outcome;
   }
+  const TrackerRebooter& rebooter() const { return *rebooter_; }
+  TrackerHost& host(PeerId p) { return *hosts_[p]; }
 
   // True once the leader's configuration has `replicas` members, all running, every one having
   // applied everything the leader committed, with the same metadata.
@@ -157,19 +169,17 @@ class TrackerWorld {
     return c;
   }
 
-  // Hosts generation `generation` on every live host: the closest `replicas` found it (from the
-  // snapshot `state` when rebooting), the others wait as candidates.
-  void found(std::uint64_t generation, const std::vector<raft::CandidatePeer>& live, const Bytes& state) {
-    TrackerGroupOptions o = group_options_;
-    o.generation = generation;
-    const raft::RaftConfig cfg = tracker_raft_config(options_.title, o);
+  // Founds generation 0 on every live host: the closest `replicas` found it, the others wait as
+  // candidates. (Later generations come from reboot(), over the network.)
+  void found(const std::vector<raft::CandidatePeer>& live) {
+    const raft::RaftConfig cfg = tracker_raft_config(options_.title, group_options_);
     group_ = cfg.group;
     candidates_ = tracker_candidates(options_.title, live);
     const raft::Configuration members = raft::Configuration::of(founding_members(candidates_, options_.replicas));
     for (PeerId p : candidates_) {
       raft::MemoryStorage storage;
-      if (members.contains(p)) storage = generation == 0 ? raft::MemoryStorage(members) : reboot_storage(state, members);
-      hosts_[p]->host(cfg, std::move(storage), candidates_, hooks(p, generation));
+      if (members.contains(p)) storage = raft::MemoryStorage(members);
+      hosts_[p]->host(cfg, std::move(storage), candidates_, hooks(p, 0));
     }
   }
 
@@ -198,6 +208,7 @@ class TrackerWorld {
   std::vector<PeerId> candidates_;
   std::unique_ptr<TrackerClient> client_, creator_;
   std::unique_ptr<TrackerBackup> backup_;
+  std::unique_ptr<TrackerRebooter> rebooter_;
   std::set<PeerId> lost_;
   std::map<std::pair<std::uint64_t, raft::Term>, PeerId> leaders_;
   std::map<std::pair<std::uint64_t, raft::Index>, raft::LogEntry> applied_;
