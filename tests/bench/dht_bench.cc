@@ -1,9 +1,12 @@
 // DHT benchmarks: the scale experiment (the 10,000-peer, one-hour run must take under two minutes)
-// and the hot paths under it. Run ./build/swarmlab_bench --benchmark_filter=Dht.
+// and the hot paths under it, each with hivemind's 160-bit ids and Hydra's configuration (256-bit
+// ids; docs/hydra.md §1) side by side: the second argument is the id width.
+// Run ./build/swarmlab_bench --benchmark_filter=Dht.
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
+#include "core/dht/config.h"
 #include "core/dht/messages.h"
 #include "core/dht/routing_table.h"
 #include "core/dht/sha1.h"
@@ -17,6 +20,7 @@ namespace {
 void BM_DhtExperiment(benchmark::State& state) {
   sim::DhtExperimentConfig c;
   c.peers = static_cast<std::uint32_t>(state.range(0));
+  if (state.range(1) == core::dht::kHydraIdBits) c.dht = core::dht::hydra_dht_config();
   c.churn_per_hour = 0.1;
   c.hours = 1;
   for (auto _ : state) {
@@ -29,15 +33,19 @@ void BM_DhtExperiment(benchmark::State& state) {
     state.counters["events_per_s"] = static_cast<double>(r.events) / r.wall_s;
   }
 }
-BENCHMARK(BM_DhtExperiment)->Arg(1000)->Arg(10000)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_DhtExperiment)
+    ->ArgsProduct({{1000, 10000}, {core::dht::kKademliaIdBits, core::dht::kHydraIdBits}})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 void BM_DhtRoutingTableClosest(benchmark::State& state) {
+  const int bits = static_cast<int>(state.range(0));
   core::Rng rng(1);
-  const core::dht::NodeId self = core::dht::NodeId::random(rng);
+  const core::dht::NodeId self = core::dht::NodeId::random(rng, bits);
   core::dht::RoutingTable table(self, 20, 20);
-  for (core::PeerId p = 0; p < 10000; ++p) table.update({core::dht::NodeId::random(rng), p}, 0);
+  for (core::PeerId p = 0; p < 10000; ++p) table.update({core::dht::NodeId::random(rng, bits), p}, 0);
   std::vector<core::dht::NodeId> targets;
-  for (int i = 0; i < 1024; ++i) targets.push_back(core::dht::NodeId::random(rng));
+  for (int i = 0; i < 1024; ++i) targets.push_back(core::dht::NodeId::random(rng, bits));
   std::vector<core::dht::Contact> out;
   std::size_t i = 0;
   for (auto _ : state) {
@@ -46,22 +54,25 @@ void BM_DhtRoutingTableClosest(benchmark::State& state) {
   }
   state.counters["table_size"] = static_cast<double>(table.size());
 }
-BENCHMARK(BM_DhtRoutingTableClosest);
+BENCHMARK(BM_DhtRoutingTableClosest)->Arg(core::dht::kKademliaIdBits)->Arg(core::dht::kHydraIdBits);
 
 void BM_DhtEncodeDecodeFindNodeResponse(benchmark::State& state) {
+  const int bits = static_cast<int>(state.range(0));
   core::Rng rng(2);
   core::dht::DhtMessage m;
   m.kind = core::dht::MessageKind::FindNodeResponse;
-  m.sender = core::dht::NodeId::random(rng);
-  for (core::PeerId p = 0; p < 20; ++p) m.contacts.push_back({core::dht::NodeId::random(rng), p});
-  const core::dht::WireLimits limits;
+  m.id_bits = bits;
+  m.sender = core::dht::NodeId::random(rng, bits);
+  for (core::PeerId p = 0; p < 20; ++p) m.contacts.push_back({core::dht::NodeId::random(rng, bits), p});
+  core::dht::WireLimits limits;
+  limits.id_bits = bits;
   for (auto _ : state) {
     std::vector<std::uint8_t> bytes;
     core::dht::encode(m, bytes);
     benchmark::DoNotOptimize(core::dht::decode(bytes, limits));
   }
 }
-BENCHMARK(BM_DhtEncodeDecodeFindNodeResponse);
+BENCHMARK(BM_DhtEncodeDecodeFindNodeResponse)->Arg(core::dht::kKademliaIdBits)->Arg(core::dht::kHydraIdBits);
 
 void BM_DhtSha1(benchmark::State& state) {
   const std::vector<std::uint8_t> data(static_cast<std::size_t>(state.range(0)), 0x5A);
