@@ -108,6 +108,18 @@ class Reader {
     auto b = bytes(max);
     return std::string(b.begin(), b.end());
   }
+  // A peer id as a varint: at most 2^32 - 1 (core::PeerId).
+  std::uint32_t peer() {
+    const std::uint64_t v = varint();
+    if (v > 0xFFFFFFFFu) throw DecodeError("peer id out of range");
+    return static_cast<std::uint32_t>(v);
+  }
+  // A boolean byte: 0 or 1, nothing else.
+  bool boolean() {
+    const std::uint8_t b = u8();
+    if (b > 1) throw DecodeError("boolean byte " + std::to_string(b));
+    return b == 1;
+  }
   // A count of items that each take at least `min_item_bytes`; rejects counts the remaining input
   // cannot hold, so a hostile count cannot trigger a huge allocation.
   std::size_t count(std::size_t min_item_bytes) {

@@ -1,6 +1,5 @@
 #include "core/tracker/reboot_messages.h"
 
-#include <limits>
 #include <set>
 
 #include "core/service_ids.h"
@@ -19,17 +18,11 @@ void put_peers(Writer& w, const std::vector<PeerId>& peers) {
   for (PeerId p : peers) w.varint(p);
 }
 
-PeerId get_peer(Reader& r) {
-  const std::uint64_t v = r.varint();
-  if (v > std::numeric_limits<PeerId>::max()) throw DecodeError("peer id out of range");
-  return static_cast<PeerId>(v);
-}
-
 std::vector<PeerId> get_peers(Reader& r, std::size_t max, const char* what) {
   const std::size_t n = r.count(1);
   if (n > max) throw DecodeError(std::to_string(n) + " " + what + " exceed the limit");
   std::vector<PeerId> out(n);
-  for (PeerId& p : out) p = get_peer(r);
+  for (PeerId& p : out) p = r.peer();
   return out;
 }
 

@@ -9,7 +9,9 @@
 // message and as the command of a ClientRequest, after which the group must still serve a Query.
 // The input is also decoded as a reboot request and reply (canonical round trip), and the host
 // serves reboots and has a busy TrackerRebooter attached, so a reboot message reaches both sides;
-// when the input founded a new generation there, that replica must be running instead.
+// when the input founded a new generation there, that replica must be running instead. Last, it is
+// decoded as a bootstrap message (canonical round trip) and delivered to a bootstrap server and to a
+// client with requests in flight, which must go on answering and asking.
 //
 // Built with -DTRACKER_FUZZ_MAKE_CORPUS it is instead a program that writes the seed corpus.
 #include <cstddef>
@@ -17,9 +19,13 @@
 #include <cstdlib>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/raft/messages.h"
+#include "core/tracker/bootstrap_client.h"
+#include "core/tracker/bootstrap_messages.h"
+#include "core/tracker/bootstrap_server.h"
 #include "core/tracker/client.h"
 #include "core/tracker/commands.h"
 #include "core/tracker/group.h"
@@ -86,6 +92,11 @@ void check_decoders(std::span<const std::uint8_t> in) {
     if (core::tracker::encode(r) != Bytes(in.begin(), in.end())) std::abort();
   } catch (const core::DecodeError&) {
   }
+  try {
+    const auto b = core::tracker::decode_bootstrap_message(in);
+    if (core::tracker::encode(b) != Bytes(in.begin(), in.end())) std::abort();
+  } catch (const core::DecodeError&) {
+  }
   TrackerStateMachine m = populated();
   const Bytes before = m.snapshot();
   try {
@@ -126,9 +137,36 @@ struct World {
 
 #ifndef TRACKER_FUZZ_MAKE_CORPUS
 
+// A bootstrap server at peer 0 with a dataset listed, and a client at peer 1 with one request of
+// each kind in flight. The input reaches both; afterwards the server still answers a fresh client.
+void check_bootstrap(std::span<const std::uint8_t> in) {
+  core::testing::MemoryWorld net(3, core::testing::PeerSpec{0.01}, 6);
+  core::tracker::BootstrapServer server(net.env(0), 2);
+  core::tracker::BootstrapClient client(net.env(1), 0, 0.05, 4);
+  core::tracker::BootstrapClient fresh(net.env(2), 0, 0.05, 4);
+  net.env(0).set_sink(&server);
+  net.env(1).set_sink(&client);
+  net.env(2).set_sink(&fresh);
+  server.directory().register_dataset("fashion-mnist", 1);
+  client.assign_id([](std::optional<core::dht::NodeId>) {});
+  client.register_dataset("cifar-10", [](std::optional<bool>) {});
+  client.report_leader("fashion-mnist", 0, [](std::optional<bool>) {});
+  client.find_tracker("fashion-mnist", [](std::optional<std::optional<core::tracker::TrackerLocation>>) {});
+  client.list_datasets([](std::optional<std::vector<std::string>>) {});
+  const core::Message message{Bytes(in.begin(), in.end()), 0};
+  server.handle(1, message);
+  client.handle(0, message);
+  net.run_for(1.0);
+  std::optional<std::vector<std::string>> titles;
+  fresh.list_datasets([&](std::optional<std::vector<std::string>> t) { titles = std::move(t); });
+  net.run_for(1.0);
+  if (!titles || titles->empty()) std::abort();
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> in(data, size);
   check_decoders(in);
+  check_bootstrap(in);
   TrackerStateMachine m = populated();
   TrackerOp op = TrackerOp::AddFile;  // what a malformed command's result decodes as
   try {
@@ -201,6 +239,21 @@ int main(int argc, char** argv) {
   reboot.state = m.snapshot();
   corpus.write("reboot_request", encode(reboot));
   corpus.write("reboot_reply", encode(RebootReply{1, 1, RebootStatus::Hosting}));
+  BootstrapMessage b;
+  b.request_id = 2;
+  b.kind = BootstrapKind::ReportLeader;
+  b.title = "fashion-mnist";
+  b.leader = 1;
+  corpus.write("bootstrap_report_leader", encode(b));
+  b.kind = BootstrapKind::TrackerFound;
+  b.accepted = true;
+  b.generation = 1;
+  corpus.write("bootstrap_tracker_found", encode(b));
+  b = BootstrapMessage{};
+  b.kind = BootstrapKind::Datasets;
+  b.request_id = 5;
+  b.titles = {"cifar-10", "fashion-mnist"};
+  corpus.write("bootstrap_datasets", encode(b));
   corpus.write("garbage", {0x06, 0x07, 0xff});
   return corpus.done();
 }

@@ -1,0 +1,125 @@
+#include "core/tracker/bootstrap_messages.h"
+
+
+#include "core/service_ids.h"
+
+namespace swarmlab::core::tracker {
+namespace {
+
+std::string get_title(Reader& r, const BootstrapLimits& limits) {
+  std::string t = r.str(limits.max_title_bytes);
+  if (t.empty()) throw DecodeError("empty dataset title");
+  return t;
+}
+
+}  // namespace
+
+BootstrapKind reply_kind(BootstrapKind request) {
+  switch (request) {
+    case BootstrapKind::AssignId:
+      return BootstrapKind::IdAssigned;
+    case BootstrapKind::FindTracker:
+      return BootstrapKind::TrackerFound;
+    case BootstrapKind::ListDatasets:
+      return BootstrapKind::Datasets;
+    default:
+      return BootstrapKind::Done;
+  }
+}
+
+bool is_request(BootstrapKind kind) {
+  return kind == BootstrapKind::AssignId || kind == BootstrapKind::RegisterDataset || kind == BootstrapKind::ReportLeader ||
+         kind == BootstrapKind::FindTracker || kind == BootstrapKind::ListDatasets;
+}
+
+std::vector<std::uint8_t> encode(const BootstrapMessage& m) {
+  std::vector<std::uint8_t> out;
+  Writer w(out);
+  w.u8(static_cast<std::uint8_t>(ServiceId::Bootstrap));
+  w.u8(static_cast<std::uint8_t>(m.kind));
+  w.varint(m.request_id);
+  switch (m.kind) {
+    case BootstrapKind::AssignId:
+    case BootstrapKind::ListDatasets:
+      break;
+    case BootstrapKind::IdAssigned:
+      w.raw(m.id.to_bytes(dht::kHydraIdBits).view());
+      break;
+    case BootstrapKind::RegisterDataset:
+    case BootstrapKind::FindTracker:
+      w.str(m.title);
+      break;
+    case BootstrapKind::ReportLeader:
+      w.str(m.title);
+      w.varint(m.generation);
+      w.varint(m.leader.value_or(0));
+      break;
+    case BootstrapKind::Done:
+      w.u8(m.accepted ? 1 : 0);
+      break;
+    case BootstrapKind::TrackerFound:
+      w.u8(m.accepted ? 1 : 0);
+      if (m.accepted) {
+        w.varint(m.generation);
+        w.u8(m.leader ? 1 : 0);
+        if (m.leader) w.varint(*m.leader);
+      }
+      break;
+    case BootstrapKind::Datasets:
+      w.varint(m.titles.size());
+      for (const std::string& t : m.titles) w.str(t);
+      break;
+  }
+  return out;
+}
+
+BootstrapMessage decode_bootstrap_message(std::span<const std::uint8_t> bytes, const BootstrapLimits& limits) {
+  Reader r(bytes);
+  if (r.u8() != static_cast<std::uint8_t>(ServiceId::Bootstrap)) throw DecodeError("not a bootstrap message");
+  const std::uint8_t kind = r.u8();
+  if (kind < 1 || kind > 9) throw DecodeError("unknown bootstrap message kind " + std::to_string(kind));
+  BootstrapMessage m;
+  m.kind = static_cast<BootstrapKind>(kind);
+  m.request_id = r.varint();
+  switch (m.kind) {
+    case BootstrapKind::AssignId:
+    case BootstrapKind::ListDatasets:
+      break;
+    case BootstrapKind::IdAssigned:
+      m.id = dht::NodeId::from_bytes(r.raw(32));
+      break;
+    case BootstrapKind::RegisterDataset:
+    case BootstrapKind::FindTracker:
+      m.title = get_title(r, limits);
+      break;
+    case BootstrapKind::ReportLeader:
+      m.title = get_title(r, limits);
+      m.generation = r.varint();
+      m.leader = r.peer();
+      break;
+    case BootstrapKind::Done:
+      m.accepted = r.boolean();
+      break;
+    case BootstrapKind::TrackerFound:
+      m.accepted = r.boolean();
+      if (m.accepted) {
+        m.generation = r.varint();
+        if (r.boolean()) m.leader = r.peer();
+      }
+      break;
+    case BootstrapKind::Datasets: {
+      const std::size_t n = r.count(2);
+      if (n > limits.max_titles) throw DecodeError(std::to_string(n) + " titles exceed the limit");
+      m.titles.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        m.titles.push_back(get_title(r, limits));
+        if (i > 0 && !(m.titles[i - 1] < m.titles[i])) throw DecodeError("titles not strictly ascending");
+      }
+      break;
+    }
+  }
+  r.finish();
+  return m;
+}
+
+}  // namespace swarmlab::core::tracker
