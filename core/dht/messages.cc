@@ -16,7 +16,10 @@ constexpr std::size_t kMinEntryBytes = 1 + 1 + 8;
 
 std::size_t id_bytes(int bits) { return static_cast<std::size_t>(bits) / 8; }
 
-void put_id(Writer& w, const NodeId& id, int bits) { w.raw(id.to_bytes(bits).view()); }
+void put_id(Writer& w, const NodeId& id, int bits) {
+  const IdBytes bytes = id.to_bytes(bits);
+  w.raw(bytes.view());
+}
 
 NodeId get_id(Reader& r, int bits) { return NodeId::from_bytes(r.raw(id_bytes(bits))); }
 

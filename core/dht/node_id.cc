@@ -102,7 +102,8 @@ IdBytes NodeId::to_bytes(int bits) const {
 std::string NodeId::hex(int bits) const {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string s;
-  for (std::uint8_t b : to_bytes(bits).view()) {
+  const IdBytes bytes = to_bytes(bits);
+  for (std::uint8_t b : bytes.view()) {
     s.push_back(kDigits[b >> 4]);
     s.push_back(kDigits[b & 15]);
   }

@@ -29,7 +29,9 @@ inline constexpr bool valid_id_bits(int bits) { return bits == kKademliaIdBits |
 struct IdBytes {
   std::array<std::uint8_t, 32> data{};
   std::size_t size = 0;
-  std::span<const std::uint8_t> view() const { return {data.data(), size}; }
+  // Only on a named object: a view of a temporary would dangle (a range-for over to_bytes().view()).
+  std::span<const std::uint8_t> view() const& { return {data.data(), size}; }
+  std::span<const std::uint8_t> view() const&& = delete;
   friend bool operator==(const IdBytes& a, const IdBytes& b) {
     return std::equal(a.view().begin(), a.view().end(), b.view().begin(), b.view().end());
   }

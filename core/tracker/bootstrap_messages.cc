@@ -42,9 +42,11 @@ std::vector<std::uint8_t> encode(const BootstrapMessage& m) {
     case BootstrapKind::AssignId:
     case BootstrapKind::ListDatasets:
       break;
-    case BootstrapKind::IdAssigned:
-      w.raw(m.id.to_bytes(dht::kHydraIdBits).view());
+    case BootstrapKind::IdAssigned: {
+      const dht::IdBytes bytes = m.id.to_bytes(dht::kHydraIdBits);
+      w.raw(bytes.view());
       break;
+    }
     case BootstrapKind::RegisterDataset:
     case BootstrapKind::FindTracker:
       w.str(m.title);

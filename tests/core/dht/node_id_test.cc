@@ -28,7 +28,8 @@ TEST(NodeId, BytesRoundTripAndHex) {
     for (int i = 0; i < 100; ++i) {
       const NodeId id = NodeId::random(rng, bits);
       EXPECT_EQ(id.to_bytes(bits).size, static_cast<std::size_t>(bits / 8));
-      EXPECT_EQ(NodeId::from_bytes(id.to_bytes(bits).view()), id);
+      const IdBytes bytes = id.to_bytes(bits);
+      EXPECT_EQ(NodeId::from_bytes(bytes.view()), id);
     }
   std::array<std::uint8_t, 20> b{};
   b[0] = 0xAB;
