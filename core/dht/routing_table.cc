@@ -1,7 +1,6 @@
 #include "core/dht/routing_table.h"
 
 #include <algorithm>
-#include <bit>
 #include <stdexcept>
 
 namespace swarmlab::core::dht {
@@ -20,7 +19,6 @@ RoutingTable::Bucket& RoutingTable::bucket_at(int index, Seconds now) {
   if (!b) {
     b = std::make_unique<Bucket>();
     b->last_lookup = now;  // a bucket that just came into use needs no refresh yet
-    created_[static_cast<std::size_t>(index / 64)] |= std::uint64_t{1} << (index % 64);
   }
   return *b;
 }
@@ -115,14 +113,13 @@ void RoutingTable::closest(const NodeId& target, std::size_t count, const NodeId
     for (const Entry& e : bucket->entries)
       if (!exclude || e.contact.id != *exclude) found.push_back(&e.contact);
   };
-  // Only buckets in use are visited (most of the 160 or 256 are not).
   const int b = bucket_index(self_, target);
   if (b >= 0) {
     gather(b);
     if (found.size() < count)
-      for (int i = previous_created(b); i >= 0; i = previous_created(i)) gather(i);
+      for (int i = b - 1; i >= 0; --i) gather(i);
   }
-  for (int i = next_created(b); i >= 0 && found.size() < count; i = next_created(i)) gather(i);
+  for (int i = b + 1; i < NodeId::kMaxBits && found.size() < count; ++i) gather(i);
 
   auto nearer = [&target](const Contact* x, const Contact* y) { return (x->id ^ target) < (y->id ^ target); };
   if (found.size() > count) {
@@ -133,27 +130,6 @@ void RoutingTable::closest(const NodeId& target, std::size_t count, const NodeId
   out.clear();
   out.reserve(found.size());
   for (const Contact* c : found) out.push_back(*c);
-}
-
-int RoutingTable::previous_created(int index) const {
-  // The highest created bucket below `index`.
-  for (int w = (index - 1) / 64; index > 0 && w >= 0; --w) {
-    std::uint64_t bits = created_[static_cast<std::size_t>(w)];
-    if (w == (index - 1) / 64 && (index - 1) % 64 != 63) bits &= (std::uint64_t{1} << ((index - 1) % 64 + 1)) - 1;
-    if (bits) return 64 * w + 63 - std::countl_zero(bits);
-  }
-  return -1;
-}
-
-int RoutingTable::next_created(int index) const {
-  // The lowest created bucket above `index` (index may be -1).
-  const int from = index + 1;
-  for (int w = from / 64; from < NodeId::kMaxBits && w < NodeId::kMaxBits / 64; ++w) {
-    std::uint64_t bits = created_[static_cast<std::size_t>(w)];
-    if (w == from / 64) bits &= ~std::uint64_t{0} << (from % 64);
-    if (bits) return 64 * w + std::countr_zero(bits);
-  }
-  return -1;
 }
 
 void RoutingTable::mark_looked_up(const NodeId& target, Seconds now) {

@@ -85,10 +85,6 @@ class RoutingTable {
   const Bucket* find_bucket(int index) const { return buckets_[index].get(); }
 
   std::array<std::unique_ptr<Bucket>, NodeId::kMaxBits> buckets_;
-  // Bit i: bucket i has been created. closest() walks these rather than every index.
-  std::array<std::uint64_t, NodeId::kMaxBits / 64> created_{};
-  int previous_created(int index) const;  // -1 when none
-  int next_created(int index) const;      // -1 when none
 
 };
 

@@ -94,6 +94,9 @@ void TrackerRebooter::reboot(const TrackerSnapshot& snapshot, std::vector<raft::
   request_.members = outcome_.plan.members.members;
   request_.candidates = outcome_.plan.candidates;
   request_.state = snapshot.state;
+  with_state_ = encode(request_);
+  request_.state.clear();  // the other candidates wait to be added and get the state from the leader
+  without_state_ = encode(request_);
   unanswered_ = std::set<PeerId>(request_.candidates.begin(), request_.candidates.end());
   done_ = std::move(done);
   timeout_timer_ = env_.schedule(timeout_, [this] {
@@ -106,13 +109,9 @@ void TrackerRebooter::reboot(const TrackerSnapshot& snapshot, std::vector<raft::
 
 void TrackerRebooter::send_unanswered() {
   retry_timer_ = 0;
-  const std::vector<std::uint8_t> with_state = encode(request_);
-  RebootRequest waiting = request_;
-  waiting.state.clear();
-  const std::vector<std::uint8_t> without_state = encode(waiting);
   for (PeerId p : unanswered_) {
     const bool member = outcome_.plan.members.contains(p);
-    env_.send(p, Message{member ? with_state : without_state, 0});
+    env_.send(p, Message{member ? with_state_ : without_state_, 0});
     ++requests_sent_;
   }
   retry_timer_ = env_.schedule(retry_, [this] { send_unanswered(); });

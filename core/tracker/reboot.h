@@ -123,7 +123,9 @@ class TrackerRebooter final : public Service {
 
   Environment& env_;
   Seconds retry_, timeout_;
-  RebootRequest request_;  // the state is sent to founding members only
+  RebootRequest request_;  // its ids and generation match the replies
+  // The request encoded once per reboot: with the snapshot (founding members) and without.
+  std::vector<std::uint8_t> with_state_, without_state_;
   RebootOutcome outcome_;
   std::set<PeerId> unanswered_;
   Done done_;
