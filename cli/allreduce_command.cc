@@ -3,11 +3,12 @@
 // on the same Table 1-like compositions (sim/experiments/replicated_allreduce_experiment.h).
 //
 // For each P in --groups and R in --replicas it times one round with no failure and one round each
-// with a follower replica, a group's leader and a whole group failing 30% into it. --json prints
+// with a follower replica, a group's leader and a whole group failing 30% into it, then the round
+// after the group's loss: P - 1 groups, its samples re-queued onto them ("requeued"). --json prints
 // {"rows": [{"groups", "replicas", "election_s", "step_s", "butterfly_s", "planner_s",
-// "rounds": [{"failure", "round_s", "replicated_s", "min_fraction_averaged", "took_over_at",
-// "lost_chunk_bytes", "bytes_sent", "replication_bytes", "completed"}]}]}. Same arguments, same
-// output.
+// "rounds": [{"failure", "groups", "weight", "round_s", "replicated_s", "min_fraction_averaged",
+// "took_over_at", "lost_chunk_bytes", "bytes_sent", "replication_bytes", "completed"}],
+// "after_group_loss": {the same fields}}]}. Same arguments, same output.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -33,8 +34,8 @@ struct AllReduceArgs {
 
 int run_allreduce(const AllReduceArgs& a) {
   for (std::int64_t g : a.groups)
-    if (g < 2 || g > 1024 || (g & (g - 1)) != 0) {
-      std::cerr << "swarmlab allreduce: --groups: expected powers of two in [2, 1024], got " << g << "\n";
+    if (g < 2 || g > 1024) {
+      std::cerr << "swarmlab allreduce: --groups: expected counts in [2, 1024], got " << g << "\n";
       return kExitBadInput;
     }
   for (std::int64_t r : a.replicas)
@@ -67,24 +68,28 @@ int run_allreduce(const AllReduceArgs& a) {
       Json row = {{"groups", g}, {"replicas", r}, {"election_s", res.election_s}, {"step_s", res.step_s},
                   {"butterfly_s", butterfly}, {"planner_s", planner}, {"rounds", Json::array()}};
       const double none = res.rounds.front().round_s;
-      for (const auto& rec : res.rounds) {
-        row["rounds"].push_back({{"failure", sim::name(rec.failure)},
-                                 {"round_s", rec.round_s},
-                                 {"replicated_s", rec.replicated_s},
-                                 {"min_fraction_averaged", rec.min_fraction_averaged},
-                                 {"took_over_at", rec.took_over_at ? Json(*rec.took_over_at) : Json(nullptr)},
-                                 {"lost_chunk_bytes", rec.lost_chunk_bytes},
-                                 {"bytes_sent", rec.bytes_sent},
-                                 {"replication_bytes", rec.replication_bytes},
-                                 {"completed", rec.completed}});
+      auto record = [&](const sim::ReplicaRoundRecord& rec, const std::string& label) {
         if (!a.json)
-          std::printf("%6lld %3lld | %-8s %8.2f %+7.1f%% %8.3f %9s %9.1f %10.2f | %9.2f %8.2f\n", static_cast<long long>(g),
-                      static_cast<long long>(r), std::string(sim::name(rec.failure)).c_str(), rec.round_s,
-                      100 * (rec.round_s / none - 1), rec.min_fraction_averaged,
+          std::printf("%6u %3lld | %-8s %8.2f %+7.1f%% %8.3f %9s %9.1f %10.2f | %9.2f %8.2f\n", rec.groups,
+                      static_cast<long long>(r), label.c_str(), rec.round_s, 100 * (rec.round_s / none - 1),
+                      rec.min_fraction_averaged,
                       rec.took_over_at ? ("step " + std::to_string(*rec.took_over_at)).c_str() : "-",
                       static_cast<double>(rec.lost_chunk_bytes) / 1e6,
                       static_cast<double>(rec.replication_bytes) / static_cast<double>(rec.bytes_sent), butterfly, planner);
-      }
+        return Json{{"failure", label},
+                    {"groups", rec.groups},
+                    {"weight", rec.weight},
+                    {"round_s", rec.round_s},
+                    {"replicated_s", rec.replicated_s},
+                    {"min_fraction_averaged", rec.min_fraction_averaged},
+                    {"took_over_at", rec.took_over_at ? Json(*rec.took_over_at) : Json(nullptr)},
+                    {"lost_chunk_bytes", rec.lost_chunk_bytes},
+                    {"bytes_sent", rec.bytes_sent},
+                    {"replication_bytes", rec.replication_bytes},
+                    {"completed", rec.completed}};
+      };
+      for (const auto& rec : res.rounds) row["rounds"].push_back(record(rec, std::string(sim::name(rec.failure))));
+      if (res.after_group_loss) row["after_group_loss"] = record(*res.after_group_loss, "requeued");
       rows.push_back(row);
     }
   }
@@ -96,7 +101,7 @@ const bool allreduce_registered = register_command(
     "allreduce", "Hydra's fault-tolerant all-reduce over Raft replica groups, beside butterfly and the planner",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<AllReduceArgs>();
-      sub.add_option("--groups", args->groups, "participants P (powers of two)")->delimiter(',')->capture_default_str();
+      sub.add_option("--groups", args->groups, "participants P (any count; beyond a power of two, extras are folded in)")->delimiter(',')->capture_default_str();
       sub.add_option("--replicas", args->replicas, "replicas per participant R")->delimiter(',')->capture_default_str();
       sub.add_option("--backend", args->backend, "network model")->check(CLI::IsMember({"flow", "ns3"}))->capture_default_str();
       sub.add_option("--parameters", args->parameters, "gradient elements (fp16 on the wire)")->capture_default_str();

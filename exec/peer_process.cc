@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,9 +37,22 @@ class PeerProcess {
  private:
   core::training::CollaborativePeerEvents events() {
     core::training::CollaborativePeerEvents e;
+    // The log traces the schedule's decisions, one line each: when a live run stalls, it says
+    // where each peer was.
+    e.grouped = [this](const core::matchmaking::Group& group, std::uint64_t step) {
+      host_.log("grouped for step " + std::to_string(step) + " in group " + std::to_string(group.group_id) + " with " +
+                peer_list(group.peers()));
+    };
     e.round_started = [this](const core::averaging::RoundPlan& plan, std::uint64_t) { on_round_started(plan); };
     e.round_finished = [this](const core::averaging::RoundOutcome& o, std::uint64_t, std::uint64_t step) {
+      host_.log("round " + std::to_string(o.round_id) + " ended at step " + std::to_string(step) +
+                (o.completed ? "" : " (timed out)") + "; dropped senders " + peer_list(o.dropped_senders) +
+                ", dropped reducers " + peer_list(o.dropped_reducers));
       on_round_done(o, step);
+    };
+    e.sync_started = [this](core::PeerId provider) { host_.log("state download from peer " + std::to_string(provider)); };
+    e.sync_finished = [this](bool ok, std::uint64_t step, bool) {
+      host_.log(std::string("state download ") + (ok ? "done" : "failed") + " at step " + std::to_string(step));
     };
     // A peer that sits rounds out (no role in them) still leaves after the last one.
     e.stepped = [this](std::uint64_t step) {
@@ -47,7 +62,14 @@ class PeerProcess {
     return e;
   }
 
+  static std::string peer_list(const std::vector<core::PeerId>& peers) {
+    std::string s = "[";
+    for (const core::PeerId p : peers) s += (s.size() > 1 ? " " : "") + std::to_string(p);
+    return s + "]";
+  }
+
   void on_round_started(const core::averaging::RoundPlan& plan) {
+    host_.log("round " + std::to_string(plan.round_id) + " begins with " + peer_list(plan.members));
     plan_ = plan;
     learner_->set_round(plan.round_id);
     const auto& s = host_.env().transport().stats();

@@ -19,7 +19,6 @@ void ReplicaGroupPlan::validate() const {
   if (round_id == 0) throw std::invalid_argument("replicated all-reduce: round_id must be > 0");
   if (groups.empty() || groups.size() > kMaxParticipants)
     throw std::invalid_argument("replicated all-reduce: 1 to 4096 groups");
-  HalvingDoubling check(static_cast<std::uint32_t>(groups.size()));  // throws unless a power of two
   if (weights.size() != groups.size()) throw std::invalid_argument("replicated all-reduce: one weight per group");
   for (double w : weights)
     if (!(w > 0) || w > 1e300) throw std::invalid_argument("replicated all-reduce: weights must be positive");
@@ -51,10 +50,10 @@ ReplicatedAllReduce::ReplicatedAllReduce(Environment& env, raft::RaftNode& raft,
   group_ = *g;
   if (!values_.empty() && values_.size() != plan_.length)
     throw std::invalid_argument("replicated all-reduce: values must hold plan.length elements");
-  const std::size_t P = plan_.groups.size();
-  // Equal blocks, the remainder spread one element at a time: block b starts at floor(b L / P).
-  for (std::size_t b = 0; b <= P; ++b) block_begin_.push_back(plan_.length * b / P);
-  block_weight_.assign(P, plan_.weights[group_]);
+  const std::size_t P = plan_.groups.size(), Q = schedule_.blocks();
+  // Equal blocks, the remainder spread one element at a time: block b starts at floor(b L / Q).
+  for (std::size_t b = 0; b <= Q; ++b) block_begin_.push_back(plan_.length * b / Q);
+  block_weight_.assign(Q, plan_.weights[group_]);
   for (double w : plan_.weights) total_weight_ += w;
   const std::uint32_t steps = schedule_.steps();
   incoming_.resize(steps);
@@ -117,7 +116,7 @@ void ReplicatedAllReduce::handle(PeerId from, const Message& message) {
   }
   const ChunkHeader& h = chunk.header;
   if (h.round_id != plan_.round_id || h.step >= schedule_.steps() ||
-      h.from_group >= plan_.groups.size() || schedule_.partner(group_, h.step) != h.from_group) {
+      h.from_group >= plan_.groups.size() || schedule_.partner(group_, h.step) != std::optional(h.from_group)) {
     ++rejected_;
     return;
   }
@@ -143,6 +142,10 @@ void ReplicatedAllReduce::handle(PeerId from, const Message& message) {
 void ReplicatedAllReduce::on_part(PeerId from, const DecodedChunk& chunk, const Message& message) {
   const ChunkHeader& h = chunk.header;
   const BlockRange blocks = schedule_.received(group_, h.step);
+  if (blocks.empty()) {  // the partner sends nothing at this step
+    ++rejected_;
+    return;
+  }
   const Range range = elements_of(blocks);
   const std::uint32_t parts = parts_of(range);
   const std::uint64_t per = plan_.elements_per_part();
@@ -163,7 +166,7 @@ void ReplicatedAllReduce::on_part(PeerId from, const DecodedChunk& chunk, const 
     leader_hint_[h.from_group] = from;
     heard_[h.from_group] = env_.now();
     // Our chunk never reached the replica sending now, which leads that group: send it again.
-    if (leading_ && h.step <= executed_ &&
+    if (leading_ && h.step <= executed_ && !schedule_.sent(group_, h.step).empty() &&
         (!sent_to_[h.step] || (*sent_to_[h.step] != from && down_.count(*sent_to_[h.step]))))
       send_own(h.step, from);
   } else {
@@ -200,6 +203,10 @@ void ReplicatedAllReduce::on_part(PeerId from, const DecodedChunk& chunk, const 
 
 void ReplicatedAllReduce::on_pull(PeerId from, const ChunkHeader& h) {
   if (!leading_) return;  // a follower only notes who leads the partner group
+  if (schedule_.sent(group_, h.step).empty()) {  // nothing of ours goes to that group at this step
+    ++rejected_;
+    return;
+  }
   // Not there yet (the chunk goes to `from` when we are), or already on its way to `from`.
   if (h.step > executed_ || sent_to_[h.step] == from) {
     send_control(ChunkKind::Busy, h.step, from);
@@ -221,13 +228,14 @@ void ReplicatedAllReduce::on_link_failure(PeerId peer) {
   down_.insert(peer);
   if (!leading_ || finished_ || executed_ >= schedule_.steps()) return;
   const std::uint32_t step = executed_;
-  const std::uint32_t partner = schedule_.partner(group_, step);
-  if (!in_group(partner, peer) || incoming_[step].complete()) return;
+  const auto partner = schedule_.partner(group_, step);
+  if (!partner || schedule_.received(group_, step).empty() || !in_group(*partner, peer) || incoming_[step].complete())
+    return;
   // The partner's leader is gone while we wait on it: ask every replica left. The one that leads
   // next answers; if none is left, the group is lost.
   pulled_[step] = false;
   send_pull(step);
-  if (lost_groups_.count(partner)) drive();
+  if (lost_groups_.count(*partner)) drive();
 }
 
 // ---- The leader's steps -----------------------------------------------------------------------
@@ -235,8 +243,19 @@ void ReplicatedAllReduce::on_link_failure(PeerId peer) {
 void ReplicatedAllReduce::drive() {
   while (leading_ && !finished_ && executed_ < schedule_.steps()) {
     const std::uint32_t step = executed_;
-    const std::uint32_t partner = schedule_.partner(group_, step);
-    if (!sent_to_[step] && !down_.count(leader_hint_[partner])) send_own(step, leader_hint_[partner]);
+    const auto other = schedule_.partner(group_, step);
+    if (!other) {  // an extra standing by, or a participant without an extra to fold in or serve
+      take_step(step, false);
+      continue;
+    }
+    const std::uint32_t partner = *other;
+    if (!schedule_.sent(group_, step).empty() && !sent_to_[step] && !lost_groups_.count(partner) &&
+        !down_.count(leader_hint_[partner]))
+      send_own(step, leader_hint_[partner]);
+    if (schedule_.received(group_, step).empty()) {  // a one-sided step: nothing to wait for
+      take_step(step, false);
+      continue;
+    }
     if (lost_groups_.count(partner)) {
       take_step(step, true);
       continue;
@@ -265,8 +284,8 @@ void ReplicatedAllReduce::take_step(std::uint32_t step, bool partner_lost) {
   capture_sent(step);
   if (partner_lost) {
     const Range r = elements_of(schedule_.received(group_, step));
-    lost_chunks_.push_back({step, schedule_.partner(group_, step), r.first, r.count});
-  } else {
+    lost_chunks_.push_back({step, *schedule_.partner(group_, step), r.first, r.count});
+  } else if (!schedule_.received(group_, step).empty()) {
     reduce(step);
   }
   ++executed_;
@@ -280,7 +299,7 @@ void ReplicatedAllReduce::propose(std::uint32_t step) {
 void ReplicatedAllReduce::reduce(std::uint32_t step) {
   const Incoming& in = incoming_[step];
   const BlockRange blocks = schedule_.received(group_, step);
-  const bool halving = schedule_.is_halving(step);
+  const bool halving = schedule_.merges(step);  // folding an extra in merges as halving does
   for (std::uint32_t i = 0; i < blocks.count; ++i) {
     const std::uint32_t b = blocks.first + i;
     const double mine = block_weight_[b], theirs = in.weights[i];
@@ -303,7 +322,7 @@ void ReplicatedAllReduce::reduce(std::uint32_t step) {
 }
 
 void ReplicatedAllReduce::capture_sent(std::uint32_t step) {
-  if (captured_[step] || !carries_values()) return;
+  if (captured_[step] || !carries_values() || schedule_.sent(group_, step).empty()) return;
   captured_[step] = true;
   const Range range = elements_of(schedule_.sent(group_, step));
   sent_values_[step].assign(values_.begin() + static_cast<std::ptrdiff_t>(range.first),
@@ -339,7 +358,7 @@ void ReplicatedAllReduce::send_own(std::uint32_t step, PeerId to) {
 }
 
 void ReplicatedAllReduce::send_pull(std::uint32_t step) {
-  const std::uint32_t partner = schedule_.partner(group_, step);
+  const std::uint32_t partner = *schedule_.partner(group_, step);
   bool any = false;
   for (PeerId p : plan_.groups[partner])
     if (!down_.count(p)) any = true;
@@ -354,7 +373,7 @@ void ReplicatedAllReduce::send_pull(std::uint32_t step) {
 }
 
 void ReplicatedAllReduce::partner_lost(std::uint32_t step) {
-  lost_groups_.insert(schedule_.partner(group_, step));
+  lost_groups_.insert(*schedule_.partner(group_, step));
   env_.cancel(partner_timer_);
   partner_timer_ = 0;
 }
@@ -365,7 +384,9 @@ void ReplicatedAllReduce::arm_partner_timer() {
     partner_timer_ = 0;
     if (!leading_ || finished_ || executed_ >= schedule_.steps() || incoming_[executed_].complete()) return;
     const std::uint32_t step = executed_;
-    const Seconds heard = heard_[schedule_.partner(group_, step)];
+    if (schedule_.received(group_, step).empty()) return;  // nothing awaited at this step
+    const std::uint32_t partner = *schedule_.partner(group_, step);
+    const Seconds heard = heard_[partner];
     if (env_.now() - std::max(heard, waiting_since_) + 1e-9 >= timeouts_.partner) {
       partner_lost(step);
       drive();
@@ -373,7 +394,6 @@ void ReplicatedAllReduce::arm_partner_timer() {
     }
     // A keepalive: a live partner answers with its chunk or Busy. With its leader gone, ask every
     // replica left: the next leader answers once elected.
-    const std::uint32_t partner = schedule_.partner(group_, step);
     if (!down_.count(leader_hint_[partner])) {
       send_control(ChunkKind::Pull, step, leader_hint_[partner]);
     } else {
@@ -426,7 +446,7 @@ void ReplicatedAllReduce::forward_staged(std::uint32_t step) {
   ChunkHeader h;
   h.round_id = plan_.round_id;
   h.step = step;
-  h.from_group = schedule_.partner(group_, step);
+  h.from_group = *schedule_.partner(group_, step);  // staged data came from it
   h.parts = static_cast<std::uint32_t>(in.seen.size());
   h.codec = plan_.codec;
   for (std::uint32_t part = 0; part < in.seen.size(); ++part) {
@@ -464,7 +484,7 @@ void ReplicatedAllReduce::apply_committed_steps() {
   while (!leading_ && executed_ < committed_) {
     const std::uint32_t step = executed_;
     capture_sent(step);
-    if (lost_[step]) {
+    if (lost_[step] || schedule_.received(group_, step).empty()) {  // nothing to reduce
       ++executed_;
       continue;
     }

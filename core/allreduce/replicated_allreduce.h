@@ -1,7 +1,8 @@
 #pragma once
 // One replica's side of one round of Hydra's fault-tolerant all-reduce (docs/hydra.md §5): recursive
 // halving then doubling (halving_doubling.h) among P participants, each of which is a replica group
-// kept consistent with Raft.
+// kept consistent with Raft. P is any count: beyond the largest power of two, the extra groups are
+// folded into partners first and served by them last (one-sided steps).
 //
 // Who does what:
 // - The group's Raft leader runs the exchange: at each step it sends its chunk to the partner
@@ -23,8 +24,7 @@
 //   out is the exact weighted average of the contributions that arrived, and the blocks that miss
 //   some are reported; the host re-queues them with the next round.
 //
-// Plans need P to be a power of two. Every replica of a group starts with the group's contribution
-// (its vector and weight).
+// Every replica of a group starts with the group's contribution (its vector and weight).
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -45,7 +45,7 @@ namespace swarmlab::core::allreduce {
 
 struct ReplicaGroupPlan {
   std::uint64_t round_id = 1;  // > 0, and larger than every earlier round of these groups
-  // P groups (a power of two), each its replicas; the group's leader when the round starts first.
+  // P groups, each its replicas; the group's leader when the round starts first.
   std::vector<std::vector<PeerId>> groups;
   std::vector<double> weights;  // per group, > 0
   std::uint64_t length = 0;     // elements of the vector (at most 2^48)

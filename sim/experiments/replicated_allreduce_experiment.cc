@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
+#include "core/allreduce/halving_doubling.h"
 #include "core/allreduce/replica_peer.h"
+#include "core/allreduce/requeue.h"
 #include "core/names.h"
 #include "sim/binding/sim_world.h"
 #include "sim/engine.h"
@@ -86,20 +89,55 @@ class HydraRound {
     throw std::runtime_error("hydra all-reduce: a group elected no leader in 10 s");
   }
 
+  // One round among every group, with `failure` injected `failure_at` of `reference_s` into it.
+  // Crashed replicas stay down.
   ReplicaRoundRecord round(ReplicaFailure failure, double reference_s) {
-    ReplicaRoundRecord rec;
-    rec.failure = failure;
     core::allreduce::ReplicaGroupPlan plan;
     plan.round_id = ++round_id_;
     plan.weights.assign(c_.groups, 1.0);
     plan.length = c_.parameters;
     plan.codec = c_.codec;
-    for (std::uint32_t g = 0; g < c_.groups; ++g) {
-      auto members = groups_[g];
-      const PeerId l = *leader(g);
-      std::stable_partition(members.begin(), members.end(), [&](PeerId p) { return p == l; });
-      plan.groups.push_back(members);
+    for (std::uint32_t g = 0; g < c_.groups; ++g) plan.groups.push_back(groups_[g]);
+    // The victims: in the last group of the exchange proper (an extra, once folded in, is missed by
+    // nobody), a slow participant (the mix lists its fast ones first).
+    std::vector<PeerId> victims;
+    const std::uint32_t g = core::allreduce::HalvingDoubling(c_.groups).blocks() - 1;
+    const PeerId l = *leader(g);
+    if (failure == ReplicaFailure::Leader) victims = {l};
+    if (failure == ReplicaFailure::Follower)
+      for (PeerId p : groups_[g])
+        if (p != l && victims.empty()) victims = {p};
+    if (failure == ReplicaFailure::Group) victims = groups_[g];
+    ReplicaRoundRecord rec = run(plan, victims, c_.failure_at * reference_s);
+    rec.failure = failure;
+    return rec;
+  }
+
+  // The round after one that lost groups: the initiator drops them and re-queues their samples
+  // onto the survivors (core/allreduce/requeue.h), so P - 1 groups average P groups' samples.
+  // Nothing when the last round lost no group's data.
+  std::optional<ReplicaRoundRecord> requeued_round() {
+    const std::set<std::uint32_t> lost = core::allreduce::lost_groups(outcomes_);
+    if (lost.empty()) return std::nullopt;
+    engine_.run_until(engine_.now() + 1.0);  // groups whose partners changed settle
+    core::allreduce::ReplicaGroupPlan next = core::allreduce::requeue_lost(last_plan_, lost);
+    round_id_ = next.round_id;
+    return run(next, {}, 0);
+  }
+
+ private:
+  ReplicaRoundRecord run(core::allreduce::ReplicaGroupPlan plan, const std::vector<PeerId>& victims, double fail_after_s) {
+    ReplicaRoundRecord rec;
+    rec.groups = static_cast<std::uint32_t>(plan.groups.size());
+    for (double w : plan.weights) rec.weight += w;
+    for (auto& members : plan.groups) {  // the current leader first
+      for (PeerId p : members)
+        if (world_->is_up(p) && peers_[p]->raft().is_leader()) {
+          std::stable_partition(members.begin(), members.end(), [&](PeerId q) { return q == p; });
+          break;
+        }
     }
+    last_plan_ = plan;
     core::allreduce::ReplicaTimeouts timeouts;
     timeouts.partner = c_.partner_timeout_s;
     timeouts.round = 600;
@@ -109,55 +147,44 @@ class HydraRound {
     replication_bytes_ = 0;
     outcomes_.assign(world_->size(), std::nullopt);
     waiting_ = 0;
-    for (PeerId p = 0; p < world_->size(); ++p) {
-      if (!world_->is_up(p)) continue;
-      ++waiting_;
-      peers_[p]->start_round(plan, {}, timeouts, [this, p](const ReplicaOutcome& o) {
-        outcomes_[p] = o;
-        if (--waiting_ == 0) engine_.stop();
-      });
-    }
-    // The victims: in the last group, a slow participant (the mix lists its fast ones first).
-    std::vector<PeerId> victims;
-    const std::uint32_t g = c_.groups - 1;
-    const PeerId l = *leader(g);
-    if (failure == ReplicaFailure::Leader) victims = {l};
-    if (failure == ReplicaFailure::Follower)
-      for (PeerId p : groups_[g])
-        if (p != l && victims.empty()) victims = {p};
-    if (failure == ReplicaFailure::Group) victims = groups_[g];
+    for (const auto& members : plan.groups)
+      for (PeerId p : members) {
+        if (!world_->is_up(p)) continue;
+        ++waiting_;
+        peers_[p]->start_round(plan, {}, timeouts, [this, p](const ReplicaOutcome& o) {
+          outcomes_[p] = o;
+          if (--waiting_ == 0) engine_.stop();
+        });
+      }
     for (PeerId v : victims)
-      engine_.at(t0 + c_.failure_at * reference_s, [this, v] {
+      engine_.at(t0 + fail_after_s, [this, v] {
         if (!world_->is_up(v)) return;
         world_->set_down(v, SimWorld::Departure::Crash);
         if (!outcomes_[v] && --waiting_ == 0) engine_.stop();
       });
     engine_.at(t0 + timeouts.round + 1, [this] { engine_.stop(); });
     engine_.run();
-    for (PeerId p = 0; p < world_->size(); ++p) {
-      if (!world_->is_up(p)) continue;
-      if (!outcomes_[p] || !outcomes_[p]->completed) {
-        rec.completed = false;
-        continue;
+    for (const auto& members : plan.groups)
+      for (PeerId p : members) {
+        if (!world_->is_up(p)) continue;
+        if (!outcomes_[p] || !outcomes_[p]->completed) {
+          rec.completed = false;
+          continue;
+        }
+        const ReplicaOutcome& o = *outcomes_[p];
+        if (o.led || c_.replicas == 1) rec.round_s = std::max(rec.round_s, o.finished - t0);
+        rec.replicated_s = std::max(rec.replicated_s, o.finished - t0);
+        rec.min_fraction_averaged = std::min(rec.min_fraction_averaged, o.fraction_averaged);
+        if (o.took_over_at) rec.took_over_at = *o.took_over_at;
+        if (o.led)
+          for (const auto& lc : o.lost_chunks) rec.lost_chunk_bytes += core::codec::encoded_size(c_.codec, lc.elements);
       }
-      const ReplicaOutcome& o = *outcomes_[p];
-      if (o.led || c_.replicas == 1) rec.round_s = std::max(rec.round_s, o.finished - t0);
-      rec.replicated_s = std::max(rec.replicated_s, o.finished - t0);
-      rec.min_fraction_averaged = std::min(rec.min_fraction_averaged, o.fraction_averaged);
-      if (o.took_over_at) rec.took_over_at = *o.took_over_at;
-      if (o.led)
-        for (const auto& lc : o.lost_chunks)
-          rec.lost_chunk_bytes += core::codec::encoded_size(c_.codec, lc.elements);
-    }
     for (PeerId p = 0; p < world_->size(); ++p) rec.bytes_sent += world_->bytes_sent(p);
     rec.bytes_sent -= sent0;
     rec.replication_bytes = replication_bytes_;
-    // Crashed replicas come back (empty) for the next measurement, and groups elect again.
-    for (PeerId v : victims) world_->set_up(v);
     return rec;
   }
 
- private:
   std::optional<PeerId> leader(std::uint32_t g) {
     for (PeerId p : groups_[g])
       if (world_->is_up(p) && peers_[p]->raft().is_leader()) return p;
@@ -172,6 +199,7 @@ class HydraRound {
   std::vector<std::vector<PeerId>> groups_;
   std::vector<std::unique_ptr<ReplicaPeer>> peers_;
   std::vector<std::optional<ReplicaOutcome>> outcomes_;
+  core::allreduce::ReplicaGroupPlan last_plan_;
   std::size_t waiting_ = 0;
   std::uint64_t round_id_ = 0;
   std::uint64_t replication_bytes_ = 0;
@@ -182,8 +210,7 @@ class HydraRound {
 std::string_view name(ReplicaFailure f) { return core::name_of(kFailureNames, f); }
 
 ReplicatedAllReduceResult run_replicated_allreduce(const ReplicatedAllReduceConfig& config) {
-  if (config.groups < 2 || (config.groups & (config.groups - 1)) != 0 || config.groups > 4096)
-    throw std::invalid_argument("hydra all-reduce: groups must be a power of two in [2, 4096]");
+  if (config.groups < 2 || config.groups > 4096) throw std::invalid_argument("hydra all-reduce: groups must be in [2, 4096]");
   if (config.replicas < 1 || config.replicas > 7) throw std::invalid_argument("hydra all-reduce: replicas must be in [1, 7]");
   if (config.parameters < config.groups) throw std::invalid_argument("hydra all-reduce: fewer parameters than groups");
   if (!(config.failure_at > 0 && config.failure_at < 1)) throw std::invalid_argument("hydra all-reduce: failure_at in (0, 1)");
@@ -199,9 +226,9 @@ ReplicatedAllReduceResult run_replicated_allreduce(const ReplicatedAllReduceConf
     if (f == ReplicaFailure::None) result.election_s = elected;
     result.rounds.push_back(run.round(f, reference));
     if (f == ReplicaFailure::None) reference = result.rounds.back().round_s;
+    if (f == ReplicaFailure::Group) result.after_group_loss = run.requeued_round();
   }
-  const double steps = 2 * std::log2(static_cast<double>(config.groups));
-  result.step_s = reference / steps;
+  result.step_s = reference / core::allreduce::HalvingDoubling(config.groups).steps();
   if (config.compare_butterfly) {
     const scenarios::Scenario sc = composition(config, 1);
     for (auto strategy : {core::averaging::Strategy::AllReduce, core::averaging::Strategy::Planned}) {

@@ -4,7 +4,8 @@
 // participants is a group of R replicas on identical links (a Table 1-like mix: a third of the
 // participants at 1 Gb/s, the rest at 200 Mb/s, 25 ms one-way, the transport's goodput); every
 // replica is the core's ReplicaPeer. A round is timed with no failure, and again with one failure
-// injected 30% into it: a follower replica, a group's leader, or a whole group.
+// injected 30% into it: a follower replica, a group's leader, or a whole group. After the group is
+// lost, one more round runs without it, its samples re-queued onto the survivors.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,7 +20,7 @@ enum class ReplicaFailure { None, Follower, Leader, Group };
 std::string_view name(ReplicaFailure f);
 
 struct ReplicatedAllReduceConfig {
-  std::uint32_t groups = 16;    // P, a power of two
+  std::uint32_t groups = 16;    // P (not a power of two: extras are folded in, halving_doubling.h)
   std::uint32_t replicas = 1;   // R
   std::uint64_t parameters = 25'557'032;  // ResNet-50, as in Table 1
   core::codec::Codec codec = core::codec::Codec::Fp16;
@@ -43,6 +44,8 @@ struct ReplicaRoundRecord {
   std::uint64_t bytes_sent = 0;        // by every peer during the round
   std::uint64_t replication_bytes = 0; // of those, sent inside groups (forwards and Raft)
   bool completed = true;               // every surviving replica finished
+  std::uint32_t groups = 0;            // in the round
+  double weight = 0;                   // samples it averages (1 per group and round)
 };
 
 struct ReplicatedAllReduceResult {
@@ -50,11 +53,13 @@ struct ReplicatedAllReduceResult {
   double election_s = 0;                // until every group had a leader
   // None, then Follower and Leader when R >= 2 (with one replica a leader's loss is its group's), Group.
   std::vector<ReplicaRoundRecord> rounds;
-  double step_s = 0;                    // the no-failure round over its 2 log2 P steps
+  // The round after the Group failure: P - 1 groups, the lost group's samples re-queued onto them.
+  std::optional<ReplicaRoundRecord> after_group_loss;
+  double step_s = 0;                    // the no-failure round over its steps
   double butterfly_s = 0, planner_s = 0;  // on the P participants (0 when not compared)
 };
 
-// Throws std::invalid_argument on a bad configuration (P not a power of two, R == 0, ...).
+// Throws std::invalid_argument on a bad configuration (P outside [2, 4096], R == 0, ...).
 ReplicatedAllReduceResult run_replicated_allreduce(const ReplicatedAllReduceConfig& config);
 
 }  // namespace swarmlab::sim

@@ -168,6 +168,7 @@ TEST(LiveSwarm, APeerKilledForGoodIsLeftOutOfLaterRoundsWithoutDelay) {
   };
   for (const auto [victim, silent] : {Case{2, false}, Case{0, false}, Case{2, true}}) {
     SCOPED_TRACE("peer " + std::to_string(victim) + (silent ? " stopped" : " killed"));
+    const bool failed_before = HasFailure();
     TempDir dir;
     LaunchOptions o = faulty_launch(dir, 5, KillSpec{victim, 1, 0.3, -1, silent});
     o.timeouts.max_sender = 2;
@@ -193,6 +194,7 @@ TEST(LiveSwarm, APeerKilledForGoodIsLeftOutOfLaterRoundsWithoutDelay) {
         EXPECT_LT(gap, healthy_gap + 2.0);  // measured 0.03-0.8 s; waiting for the dead peer took 3.4-5 s
       }
     }
+    if (!failed_before && HasFailure()) std::printf("%s", testing::peer_logs(r).c_str());
   }
 }
 

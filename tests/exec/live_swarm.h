@@ -32,6 +32,17 @@ struct TempDir {
   std::string path;
 };
 
+// Each peer's log, for the output of a test that failed: CI keeps only what a test prints.
+inline std::string peer_logs(const LaunchResult& r) {
+  std::string all;
+  for (std::size_t i = 0; i < r.exit_codes.size(); ++i) {
+    std::ifstream in(r.out_dir + "/peer-" + std::to_string(i) + ".log");
+    all += "--- peer " + std::to_string(i) + " (exit " + std::to_string(r.exit_codes[i]) + ")\n";
+    for (std::string line; std::getline(in, line);) all += line + "\n";
+  }
+  return all;
+}
+
 // Four GPU peers (one of them client-mode) and a CPU-only peer that only aggregates.
 inline std::string small_scenario(const std::string& extra_peer_fields = "") {
   return R"({

@@ -4,7 +4,8 @@
 // Each input is (1) decoded as a chunk message: decode_chunk() must throw DecodeError or return a
 // message that encodes back to the same bytes; (2) applied to a step log, which must never throw;
 // and (3) delivered, mid-round, to a replica of a running all-reduce of four groups of one replica
-// each (from its partner and from a peer of another group), carrying real values. The round must
+// each, or five (an extra group folded in), from a partner and from a peer of another group,
+// carrying real values. The round must
 // still finish with every element averaged and exact. Sanitizers catch the rest.
 //
 // Built with -DALLREDUCE_FUZZ_MAKE_CORPUS it is instead a program that writes the seed corpus.
@@ -51,26 +52,35 @@ void check_round_trip(std::span<const std::uint8_t> in) {
   if (again.bytes.size() != m.bytes.size()) std::abort();
 }
 
-// Four groups of one replica, 4,096 elements in 1 KiB parts, in the memory world.
+// P groups of one replica (4, or 5 with an extra folded into group 0), 4,096 elements in 1 KiB
+// parts, in the memory world.
 struct Round {
-  Round() : world(4, core::testing::PeerSpec{0.005, 50e6, 0}, 3) {
-    for (PeerId p = 0; p < 4; ++p) {
+  explicit Round(std::uint32_t P) : world(P, core::testing::PeerSpec{0.005, 50e6, 0}, 3) {
+    for (PeerId p = 0; p < P; ++p) {
       peers.push_back(std::make_unique<core::allreduce::ReplicaPeer>(
           world.env(p), core::allreduce::replica_group_raft_config(p + 1), std::vector<PeerId>{p}));
       world.env(p).set_sink(peers.back().get());
     }
     world.run_for(1.0);
     core::allreduce::ReplicaGroupPlan plan;
-    plan.groups = {{0}, {1}, {2}, {3}};
-    plan.weights = {1, 2, 3, 4};
+    for (PeerId p = 0; p < P; ++p) {
+      plan.groups.push_back({p});
+      plan.weights.push_back(p + 1.0);
+    }
     plan.length = 4096;
     plan.part_bytes = 1024;
-    values.assign(4, std::vector<float>(4096));
-    for (PeerId p = 0; p < 4; ++p)
+    values.assign(P, std::vector<float>(4096));
+    for (PeerId p = 0; p < P; ++p)
       for (std::size_t i = 0; i < 4096; ++i) values[p][i] = static_cast<float>((p + 1) * 0.25 + i * 1e-3);
-    for (std::size_t i = 0; i < 4096; ++i) expected.push_back((1 * values[0][i] + 2 * values[1][i] + 3 * values[2][i] + 4 * values[3][i]) / 10);
-    done.assign(4, std::nullopt);
-    for (PeerId p = 0; p < 4; ++p)
+    const double total = P * (P + 1) / 2.0;
+    expected.assign(4096, 0.0f);
+    for (std::size_t i = 0; i < 4096; ++i) {
+      double sum = 0;
+      for (PeerId p = 0; p < P; ++p) sum += (p + 1.0) * values[p][i];
+      expected[i] = static_cast<float>(sum / total);
+    }
+    done.assign(P, std::nullopt);
+    for (PeerId p = 0; p < P; ++p)
       peers[p]->start_round(plan, values[p], {}, [this, p](const core::allreduce::ReplicaOutcome& o) { done[p] = o; });
   }
   core::testing::MemoryWorld world;
@@ -94,14 +104,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const core::DecodeError&) {
   }
 
-  Round r;
+  // Odd-sized inputs go to a round with an extra group: one-sided steps to fold it in and serve it.
+  const std::uint32_t P = size % 2 ? 5 : 4;
+  Round r(P);
   r.world.run_for(0.002);  // mid-round
   core::Message m;
   m.bytes.assign(in.begin(), in.end());
-  r.peers[0]->handle(2, m);  // its partner at step 0
+  // From its partner at the first exchange step and from another group's peer. Not from the extra
+  // it folds in: that one's first part, well formed, is its data (nothing tells a forgery apart),
+  // and the round would rightly average it.
+  r.peers[0]->handle(2, m);
   r.peers[0]->handle(1, m);
   r.world.run_for(10);
-  for (PeerId p = 0; p < 4; ++p) {
+  for (PeerId p = 0; p < P; ++p) {
     if (!r.done[p] || !r.done[p]->completed || r.done[p]->fraction_averaged != 1.0) std::abort();
     for (std::size_t i = 0; i < 4096; ++i)
       if (std::abs(r.values[p][i] - r.expected[i]) > 1e-4) std::abort();
@@ -137,6 +152,18 @@ int main(int argc, char** argv) {
   pull.kind = ChunkKind::Busy;
   out.write("busy", core::allreduce::encode_chunk(pull, {}).bytes);
   out.write("step", core::allreduce::encode_step({1, 0, false}));
+  // Five groups: extra 4 folds its whole vector into group 0 at step 0 and is served at step 5.
+  ChunkHeader fold;
+  fold.round_id = 1;
+  fold.from_group = 4;
+  fold.parts = 16;
+  fold.elements = 256;
+  fold.block_weights = {5, 5, 5, 5};
+  out.write("fold_part0_real", core::allreduce::encode_chunk(fold, std::vector<float>(256, 1.25f)).bytes);
+  pull.kind = ChunkKind::Pull;
+  pull.from_group = 4;
+  pull.step = 5;
+  out.write("pull_serve", core::allreduce::encode_chunk(pull, {}).bytes);
   return out.done();
 }
 

@@ -46,6 +46,29 @@ TEST(ReplicatedAllReduceExperiment, TimesEveryFailureOnTheFlowModel) {
   EXPECT_LT(group.min_fraction_averaged, 1.0);
   EXPECT_GT(group.lost_chunk_bytes, 0u);
   EXPECT_LT(group.round_s, none.round_s * 1.2);
+
+  // The next round drops the lost group and re-queues its samples: 7 groups average 8 groups'
+  // worth, completely, without a stall (the folded-in extra's whole vector costs a round at most).
+  ASSERT_TRUE(r.after_group_loss);
+  const ReplicaRoundRecord& next = *r.after_group_loss;
+  EXPECT_EQ(next.groups, 7u);
+  EXPECT_DOUBLE_EQ(next.weight, 8.0);
+  EXPECT_TRUE(next.completed);
+  EXPECT_EQ(next.min_fraction_averaged, 1.0);
+  EXPECT_EQ(next.lost_chunk_bytes, 0u);
+  EXPECT_LT(next.round_s, none.round_s * 2.2);
+}
+
+TEST(ReplicatedAllReduceExperiment, RunsAnyGroupCount) {
+  auto c = small(1);
+  c.groups = 12;  // 8 exchange, 4 folded in
+  const auto r = run_replicated_allreduce(c);
+  EXPECT_TRUE(r.rounds[0].completed);
+  EXPECT_EQ(r.rounds[0].min_fraction_averaged, 1.0);
+  EXPECT_EQ(r.rounds[0].groups, 12u);
+  ASSERT_TRUE(r.after_group_loss);
+  EXPECT_EQ(r.after_group_loss->groups, 11u);
+  EXPECT_EQ(r.after_group_loss->min_fraction_averaged, 1.0);
 }
 
 TEST(ReplicatedAllReduceExperiment, OneReplicaHasNoFollowerOrLeaderCase) {
@@ -61,11 +84,12 @@ TEST(ReplicatedAllReduceExperiment, IsDeterministic) {
     EXPECT_EQ(a.rounds[i].round_s, b.rounds[i].round_s);
     EXPECT_EQ(a.rounds[i].bytes_sent, b.rounds[i].bytes_sent);
   }
+  EXPECT_EQ(a.after_group_loss->round_s, b.after_group_loss->round_s);
 }
 
 TEST(ReplicatedAllReduceExperiment, RejectsBadConfigurations) {
   auto c = small(3);
-  c.groups = 12;
+  c.groups = 1;
   EXPECT_THROW(run_replicated_allreduce(c), std::invalid_argument);
   c = small(0);
   EXPECT_THROW(run_replicated_allreduce(c), std::invalid_argument);
