@@ -52,12 +52,19 @@ std::vector<std::string> BootstrapDirectory::titles() const {
   return out;
 }
 
-bool BootstrapDirectory::report_leader(std::string_view title, std::uint64_t generation, PeerId leader, Seconds now) {
+bool BootstrapDirectory::report_leader(std::string_view title, std::uint64_t generation, std::uint64_t term, PeerId leader,
+                                       Seconds now) {
   auto it = catalogue_.find(title);
-  if (it == catalogue_.end() || generation < it->second.generation) return false;
-  it->second.generation = generation;
-  it->second.leader = leader;
-  it->second.leader_reported_at = now;
+  if (it == catalogue_.end()) return false;
+  CatalogueEntry& e = it->second;
+  if (generation < e.generation) return false;
+  if (generation == e.generation && e.leader &&
+      (term < e.leader_term || (term == e.leader_term && *e.leader != leader)))
+    return false;
+  e.generation = generation;
+  e.leader = leader;
+  e.leader_term = term;
+  e.leader_reported_at = now;
   return true;
 }
 
@@ -66,6 +73,7 @@ bool BootstrapDirectory::set_generation(std::string_view title, std::uint64_t ge
   if (it == catalogue_.end() || generation <= it->second.generation) return false;
   it->second.generation = generation;
   it->second.leader.reset();
+  it->second.leader_term = 0;
   return true;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // A bootstrap server's state (docs/hydra.md §2): it assigns DHT ids to new peers, keeps the catalogue
 // of datasets, and knows which peer currently leads each dataset's tracker (and of which group
-// generation, after reboots). State only: how peers reach it and how leaders report themselves is
-// a binding's business (not implemented).
+// generation, after reboots). State only: BootstrapServer serves it (bootstrap_server.h), and a
+// tracker's leader reports itself with a LeaderReporter (leader_reporter.h).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -23,6 +23,7 @@ struct CatalogueEntry {
   dht::NodeId key;                   // dataset_key(title)
   std::uint64_t generation = 0;      // of the tracker group now serving it
   std::optional<PeerId> leader;      // last reported leader of that generation
+  std::uint64_t leader_term = 0;     // the Raft term it reported
   Seconds leader_reported_at = 0;
 };
 
@@ -43,9 +44,11 @@ class BootstrapDirectory {
   const CatalogueEntry* find(std::string_view title) const;
   std::vector<std::string> titles() const;
 
-  // A leader reports itself; ignored when older than what is known (a lower generation), so a
-  // leader of a group that was rebooted cannot overwrite the new one's. False when ignored.
-  bool report_leader(std::string_view title, std::uint64_t generation, PeerId leader, Seconds now);
+  // A leader reports itself; ignored when older than what is known: a lower generation (a leader
+  // of a group that was rebooted cannot overwrite the new one's) or, in the same generation, a
+  // lower term (a deposed leader's late report), or another peer claiming the known leader's term
+  // (Raft has one leader per term). False when ignored.
+  bool report_leader(std::string_view title, std::uint64_t generation, std::uint64_t term, PeerId leader, Seconds now);
   // After a reboot: the new generation, leader unknown until reported.
   bool set_generation(std::string_view title, std::uint64_t generation);
 

@@ -76,11 +76,13 @@ void BootstrapClient::register_dataset(std::string title, std::function<void(std
   });
 }
 
-void BootstrapClient::report_leader(std::string title, std::uint64_t generation, std::function<void(std::optional<bool>)> done) {
+void BootstrapClient::report_leader(std::string title, std::uint64_t generation, std::uint64_t term,
+                                    std::function<void(std::optional<bool>)> done) {
   BootstrapMessage q;
   q.kind = BootstrapKind::ReportLeader;
   q.title = std::move(title);
   q.generation = generation;
+  q.term = term;
   q.leader = env_.self();
   start(std::move(q), [done = std::move(done)](const BootstrapMessage* r) {
     done(r ? std::optional<bool>(r->accepted) : std::nullopt);

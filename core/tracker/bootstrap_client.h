@@ -32,7 +32,9 @@ class BootstrapClient final : public Service {
   // Callbacks run later, never inside these calls; nullopt when the server never answered.
   void assign_id(std::function<void(std::optional<dht::NodeId>)> done);
   void register_dataset(std::string title, std::function<void(std::optional<bool> accepted)> done);
-  void report_leader(std::string title, std::uint64_t generation, std::function<void(std::optional<bool> accepted)> done);
+  // This peer leads the tracker group of `generation` in Raft term `term`.
+  void report_leader(std::string title, std::uint64_t generation, std::uint64_t term,
+                     std::function<void(std::optional<bool> accepted)> done);
   // The inner optional is empty when the dataset is not listed.
   void find_tracker(std::string title, std::function<void(std::optional<std::optional<TrackerLocation>>)> done);
   void list_datasets(std::function<void(std::optional<std::vector<std::string>>)> done);

@@ -54,6 +54,7 @@ std::vector<std::uint8_t> encode(const BootstrapMessage& m) {
     case BootstrapKind::ReportLeader:
       w.str(m.title);
       w.varint(m.generation);
+      w.varint(m.term);
       w.varint(m.leader.value_or(0));
       break;
     case BootstrapKind::Done:
@@ -97,6 +98,7 @@ BootstrapMessage decode_bootstrap_message(std::span<const std::uint8_t> bytes, c
     case BootstrapKind::ReportLeader:
       m.title = get_title(r, limits);
       m.generation = r.varint();
+      m.term = r.varint();
       m.leader = r.peer();
       break;
     case BootstrapKind::Done:

@@ -5,7 +5,8 @@
 // Message = u8 service (ServiceId::Bootstrap), u8 kind, varint request_id, then by kind:
 //   1 AssignId          (nothing)                      reply 2 IdAssigned: 32-byte id (256 bits)
 //   3 RegisterDataset   str title                      reply 5 Done: u8 accepted
-//   4 ReportLeader      str title, varint generation, varint leader   reply 5 Done
+//   4 ReportLeader      str title, varint generation, varint term,    reply 5 Done
+//                       varint leader
 //   6 FindTracker       str title                      reply 7 TrackerFound: u8 listed, and when
 //                                                      listed varint generation, u8 has_leader,
 //                                                      [varint leader]
@@ -54,6 +55,7 @@ struct BootstrapMessage {
   std::uint64_t request_id = 0;
   std::string title;                // RegisterDataset, ReportLeader, FindTracker
   std::uint64_t generation = 0;     // ReportLeader, TrackerFound (listed)
+  std::uint64_t term = 0;           // ReportLeader: the Raft term the sender leads in
   std::optional<PeerId> leader;     // ReportLeader (set), TrackerFound (when known)
   bool accepted = false;            // Done; TrackerFound: the dataset is listed
   dht::NodeId id;                   // IdAssigned

@@ -31,7 +31,7 @@ BootstrapMessage BootstrapServer::answer(PeerId from, const BootstrapMessage& q)
       break;
     }
     case BootstrapKind::ReportLeader:
-      r.accepted = q.leader == from && directory_.report_leader(q.title, q.generation, from, env_.now());
+      r.accepted = q.leader == from && directory_.report_leader(q.title, q.generation, q.term, from, env_.now());
       break;
     case BootstrapKind::FindTracker:
       if (const CatalogueEntry* e = directory_.find(q.title)) {

@@ -6,7 +6,7 @@
 // - RegisterDataset: lists the title with the sender as creator (accepted again when the same
 //   creator asks again; refused for another creator, an empty or a full catalogue);
 // - ReportLeader: a tracker's leader reports itself (the reported leader must be the sender), for
-//   its generation; an older generation's report is refused;
+//   its generation and Raft term; an older generation's or term's report is refused;
 // - FindTracker: the dataset's generation and last reported leader;
 // - ListDatasets: every title, ascending.
 // Malformed messages and replies are counted and dropped.

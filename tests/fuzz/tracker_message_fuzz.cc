@@ -150,7 +150,7 @@ void check_bootstrap(std::span<const std::uint8_t> in) {
   server.directory().register_dataset("fashion-mnist", 1);
   client.assign_id([](std::optional<core::dht::NodeId>) {});
   client.register_dataset("cifar-10", [](std::optional<bool>) {});
-  client.report_leader("fashion-mnist", 0, [](std::optional<bool>) {});
+  client.report_leader("fashion-mnist", 0, 1, [](std::optional<bool>) {});
   client.find_tracker("fashion-mnist", [](std::optional<std::optional<core::tracker::TrackerLocation>>) {});
   client.list_datasets([](std::optional<std::vector<std::string>>) {});
   const core::Message message{Bytes(in.begin(), in.end()), 0};
@@ -243,6 +243,7 @@ int main(int argc, char** argv) {
   b.request_id = 2;
   b.kind = BootstrapKind::ReportLeader;
   b.title = "fashion-mnist";
+  b.term = 3;
   b.leader = 1;
   corpus.write("bootstrap_report_leader", encode(b));
   b.kind = BootstrapKind::TrackerFound;

@@ -34,6 +34,7 @@ std::vector<BootstrapMessage> samples() {
   BootstrapMessage& report = add(BootstrapKind::ReportLeader);
   report.title = "fashion-mnist";
   report.generation = 2;
+  report.term = 9;
   report.leader = 70000;
   add(BootstrapKind::Done).accepted = true;
   add(BootstrapKind::FindTracker).title = "cifar-10";
@@ -144,14 +145,14 @@ TEST(BootstrapProtocol, IdsCatalogueAndTrackerLeadersThroughALossyNetwork) {
     return w.wait(got);
   };
   EXPECT_FALSE(find("imagenet").value_or(std::nullopt).has_value());  // not listed
-  EXPECT_EQ(ask([&](auto cb) { w.client(2).report_leader("fashion-mnist", 0, cb); }), true);
+  EXPECT_EQ(ask([&](auto cb) { w.client(2).report_leader("fashion-mnist", 0, 1, cb); }), true);
   auto where = find("fashion-mnist").value_or(std::nullopt);
   ASSERT_TRUE(where);
   EXPECT_EQ(where->generation, 0u);
   EXPECT_EQ(where->leader, 2u);
   EXPECT_TRUE(w.server.directory().set_generation("fashion-mnist", 1));
-  EXPECT_EQ(ask([&](auto cb) { w.client(2).report_leader("fashion-mnist", 0, cb); }), false);
-  EXPECT_EQ(ask([&](auto cb) { w.client(3).report_leader("fashion-mnist", 1, cb); }), true);
+  EXPECT_EQ(ask([&](auto cb) { w.client(2).report_leader("fashion-mnist", 0, 4, cb); }), false);
+  EXPECT_EQ(ask([&](auto cb) { w.client(3).report_leader("fashion-mnist", 1, 1, cb); }), true);
   where = find("fashion-mnist").value_or(std::nullopt);
   ASSERT_TRUE(where);
   EXPECT_EQ(where->generation, 1u);

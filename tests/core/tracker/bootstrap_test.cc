@@ -34,15 +34,20 @@ TEST(TrackerBootstrap, KeepsTheCatalogueAndEachTrackersLeaderByGeneration) {
   EXPECT_EQ(e->creator, 4u);
   EXPECT_FALSE(e->leader);
 
-  EXPECT_TRUE(d.report_leader("fashion-mnist", 0, 8, 1.0));
+  EXPECT_TRUE(d.report_leader("fashion-mnist", 0, 2, 8, 1.0));
   EXPECT_EQ(d.find("fashion-mnist")->leader, 8u);
+  EXPECT_TRUE(d.report_leader("fashion-mnist", 0, 2, 8, 1.5));   // the same leader again
+  EXPECT_FALSE(d.report_leader("fashion-mnist", 0, 2, 7, 1.5));  // another peer in its term
+  EXPECT_TRUE(d.report_leader("fashion-mnist", 0, 3, 7, 1.6));   // elected in a later term
+  EXPECT_FALSE(d.report_leader("fashion-mnist", 0, 2, 8, 1.7));  // the deposed leader, late
+  EXPECT_EQ(d.find("fashion-mnist")->leader, 7u);
   EXPECT_TRUE(d.set_generation("fashion-mnist", 1));   // rebooted: leader unknown for now
   EXPECT_FALSE(d.find("fashion-mnist")->leader);
-  EXPECT_FALSE(d.report_leader("fashion-mnist", 0, 8, 2.0));  // the old group's leader is ignored
-  EXPECT_TRUE(d.report_leader("fashion-mnist", 1, 9, 3.0));
+  EXPECT_FALSE(d.report_leader("fashion-mnist", 0, 9, 8, 2.0));  // the old group's leader is ignored
+  EXPECT_TRUE(d.report_leader("fashion-mnist", 1, 1, 9, 3.0));   // terms start over in the new group
   EXPECT_EQ(d.find("fashion-mnist")->leader, 9u);
   EXPECT_EQ(d.find("fashion-mnist")->generation, 1u);
-  EXPECT_FALSE(d.report_leader("unknown", 0, 1, 0));
+  EXPECT_FALSE(d.report_leader("unknown", 0, 1, 1, 0));
 }
 
 }  // namespace
