@@ -14,7 +14,10 @@ std::uint64_t TrackerClient::submit(TrackerCommand command, Callback done) {
   command.client = client_id_;
   command.seq = next_seq_++;
   queue_.push_back({std::move(command), std::move(done), 0});
-  if (queue_.size() == 1) send_head();
+  if (queue_.size() == 1) {
+    head_since_ = env_.now();
+    send_head();
+  }
   return queue_.back().command.seq;
 }
 
@@ -23,6 +26,7 @@ void TrackerClient::retarget(std::uint64_t group, std::vector<PeerId> servers) {
   servers_ = std::move(servers);
   target_ = 0;
   leader_.reset();
+  head_since_ = env_.now();
   if (!queue_.empty()) send_head();
 }
 
@@ -77,6 +81,7 @@ void TrackerClient::arm_timer(Seconds delay) {
 void TrackerClient::finish_head(const std::optional<TrackerResult>& result) {
   Pending head = std::move(queue_.front());
   queue_.pop_front();
+  head_since_ = env_.now();
   if (result && is_update(head.command.op) && result->status != TrackerStatus::Stale &&
       result->status != TrackerStatus::Malformed)
     acknowledged_.push_back(head.command.seq);

@@ -53,6 +53,11 @@ class TrackerClient final : public Service {
   std::uint64_t group() const { return group_; }
   std::uint64_t client_id() const { return client_id_; }
   bool busy() const { return !queue_.empty(); }
+  // Since when the command at the head of the queue has waited for its result (since it became
+  // the head, or since the last retarget); nullopt when nothing waits.
+  std::optional<Seconds> waiting_since() const {
+    return queue_.empty() ? std::nullopt : std::optional<Seconds>(head_since_);
+  }
   std::size_t queued() const { return queue_.size(); }
   std::optional<PeerId> leader_hint() const { return leader_; }
   // Seqs of the updates the group acknowledged, ascending.
@@ -90,6 +95,7 @@ class TrackerClient final : public Service {
   std::optional<PeerId> leader_;
   std::uint64_t next_seq_ = 1;
   std::deque<Pending> queue_;
+  Seconds head_since_ = 0;
   TimerHandle timer_ = 0;
   std::vector<std::uint64_t> acknowledged_;
   Stats stats_;
