@@ -47,7 +47,7 @@ const bool dht_registered = register_command(
       sub.add_flag("--json", *json, "print the result as JSON");
       return [config, json, budget, variant, list_size] {
         if (*variant == "hydra") config->dht = core::dht::hydra_dht_config(*list_size);
-        config->dht.bucket_size = *list_size;
+        else config->dht.bucket_size = *list_size;
         const double replacements = config->churn_per_hour * config->peers * config->hours;
         if (replacements > core::limits::kMaxDhtReplacements)
           throw core::InputError("command line", "--churn-per-hour, --peers, --hours",

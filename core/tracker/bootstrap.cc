@@ -22,10 +22,12 @@ std::optional<dht::NodeId> BootstrapDirectory::id_of(PeerId peer) const {
   return it->second;
 }
 
-std::vector<PeerId> BootstrapDirectory::closest_peers(const dht::NodeId& target, std::size_t n) const {
+std::vector<PeerId> BootstrapDirectory::closest_peers(const dht::NodeId& target, std::size_t n,
+                                                      std::optional<PeerId> except) const {
   std::vector<raft::CandidatePeer> peers;
   peers.reserve(ids_.size());
-  for (const auto& [peer, id] : ids_) peers.push_back({peer, id});
+  for (const auto& [peer, id] : ids_)
+    if (peer != except) peers.push_back({peer, id});
   std::vector<PeerId> out = raft::order_by_closeness(target, std::move(peers));
   if (out.size() > n) out.resize(n);
   return out;

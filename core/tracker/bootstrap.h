@@ -36,8 +36,10 @@ class BootstrapDirectory {
   // the id it was given.
   dht::NodeId assign_id(PeerId peer);
   std::optional<dht::NodeId> id_of(PeerId peer) const;
-  // Every peer with an id, for a newcomer's routing table (closest to `target` first, at most n).
-  std::vector<PeerId> closest_peers(const dht::NodeId& target, std::size_t n) const;
+  // Every peer with an id, for a newcomer's routing table (closest to `target` first, at most n;
+  // `except` left out).
+  std::vector<PeerId> closest_peers(const dht::NodeId& target, std::size_t n,
+                                    std::optional<PeerId> except = std::nullopt) const;
 
   // Adds a dataset; false when the title is empty, already listed, or the catalogue is full.
   bool register_dataset(std::string title, PeerId creator);

@@ -1,5 +1,6 @@
 #include "core/tracker/bootstrap_client.h"
 
+#include <stdexcept>
 #include <utility>
 
 namespace swarmlab::core::tracker {
@@ -107,6 +108,16 @@ void BootstrapClient::list_datasets(std::function<void(std::optional<std::vector
   q.kind = BootstrapKind::ListDatasets;
   start(std::move(q), [done = std::move(done)](const BootstrapMessage* r) {
     done(r ? std::optional<std::vector<std::string>>(r->titles) : std::nullopt);
+  });
+}
+
+void BootstrapClient::find_peers(std::size_t n, std::function<void(std::optional<std::vector<PeerId>>)> done) {
+  if (n == 0 || n > BootstrapLimits{}.max_peers) throw std::invalid_argument("bootstrap client: find 1 to 256 peers");
+  BootstrapMessage q;
+  q.kind = BootstrapKind::FindPeers;
+  q.count = n;
+  start(std::move(q), [done = std::move(done)](const BootstrapMessage* r) {
+    done(r ? std::optional<std::vector<PeerId>>(r->peers) : std::nullopt);
   });
 }
 

@@ -38,6 +38,8 @@ class BootstrapClient final : public Service {
   // The inner optional is empty when the dataset is not listed.
   void find_tracker(std::string title, std::function<void(std::optional<std::optional<TrackerLocation>>)> done);
   void list_datasets(std::function<void(std::optional<std::vector<std::string>>)> done);
+  // Up to n (1..256) peers whose ids are closest to this peer's assigned id, closest first.
+  void find_peers(std::size_t n, std::function<void(std::optional<std::vector<PeerId>>)> done);
 
   void handle(PeerId from, const Message& message) override;
   void on_link_failure(PeerId) override {}  // the next retry covers it

@@ -1,6 +1,8 @@
 #include "core/tracker/bootstrap_messages.h"
 
 
+#include <set>
+
 #include "core/service_ids.h"
 
 namespace swarmlab::core::tracker {
@@ -22,6 +24,8 @@ BootstrapKind reply_kind(BootstrapKind request) {
       return BootstrapKind::TrackerFound;
     case BootstrapKind::ListDatasets:
       return BootstrapKind::Datasets;
+    case BootstrapKind::FindPeers:
+      return BootstrapKind::Peers;
     default:
       return BootstrapKind::Done;
   }
@@ -29,7 +33,7 @@ BootstrapKind reply_kind(BootstrapKind request) {
 
 bool is_request(BootstrapKind kind) {
   return kind == BootstrapKind::AssignId || kind == BootstrapKind::RegisterDataset || kind == BootstrapKind::ReportLeader ||
-         kind == BootstrapKind::FindTracker || kind == BootstrapKind::ListDatasets;
+         kind == BootstrapKind::FindTracker || kind == BootstrapKind::ListDatasets || kind == BootstrapKind::FindPeers;
 }
 
 std::vector<std::uint8_t> encode(const BootstrapMessage& m) {
@@ -72,6 +76,13 @@ std::vector<std::uint8_t> encode(const BootstrapMessage& m) {
       w.varint(m.titles.size());
       for (const std::string& t : m.titles) w.str(t);
       break;
+    case BootstrapKind::FindPeers:
+      w.varint(m.count);
+      break;
+    case BootstrapKind::Peers:
+      w.varint(m.peers.size());
+      for (PeerId p : m.peers) w.varint(p);
+      break;
   }
   return out;
 }
@@ -80,7 +91,7 @@ BootstrapMessage decode_bootstrap_message(std::span<const std::uint8_t> bytes, c
   Reader r(bytes);
   if (r.u8() != static_cast<std::uint8_t>(ServiceId::Bootstrap)) throw DecodeError("not a bootstrap message");
   const std::uint8_t kind = r.u8();
-  if (kind < 1 || kind > 9) throw DecodeError("unknown bootstrap message kind " + std::to_string(kind));
+  if (kind < 1 || kind > 11) throw DecodeError("unknown bootstrap message kind " + std::to_string(kind));
   BootstrapMessage m;
   m.kind = static_cast<BootstrapKind>(kind);
   m.request_id = r.varint();
@@ -118,6 +129,20 @@ BootstrapMessage decode_bootstrap_message(std::span<const std::uint8_t> bytes, c
       for (std::size_t i = 0; i < n; ++i) {
         m.titles.push_back(get_title(r, limits));
         if (i > 0 && !(m.titles[i - 1] < m.titles[i])) throw DecodeError("titles not strictly ascending");
+      }
+      break;
+    }
+    case BootstrapKind::FindPeers:
+      m.count = r.varint();
+      if (m.count == 0 || m.count > limits.max_peers) throw DecodeError("peer count out of range");
+      break;
+    case BootstrapKind::Peers: {
+      const std::size_t n = r.count(1);
+      if (n > limits.max_peers) throw DecodeError(std::to_string(n) + " peers exceed the limit");
+      std::set<PeerId> seen;
+      for (std::size_t i = 0; i < n; ++i) {
+        m.peers.push_back(r.peer());
+        if (!seen.insert(m.peers.back()).second) throw DecodeError("a peer listed twice");
       }
       break;
     }

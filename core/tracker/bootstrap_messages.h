@@ -12,10 +12,12 @@
 //                                                      [varint leader]
 //   8 ListDatasets      (nothing)                      reply 9 Datasets: varint n, n × str title,
 //                                                      strictly ascending
+//   10 FindPeers        varint n                       reply 11 Peers: varint count, count ×
+//                                                      varint peer, distinct, count <= n
 //
 // decode_bootstrap_message() accepts exactly this within BootstrapLimits: unknown kinds, booleans
-// other than 0/1, peers above 2^32 - 1, empty or oversized titles, unsorted titles, truncation and
-// trailing bytes all throw DecodeError.
+// other than 0/1, peers above 2^32 - 1, empty or oversized titles, unsorted titles, more peers than
+// max_peers or repeated ones, truncation and trailing bytes all throw DecodeError.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -31,6 +33,7 @@ namespace swarmlab::core::tracker {
 struct BootstrapLimits {
   std::size_t max_title_bytes = 256;  // TrackerLimits::max_title_bytes
   std::size_t max_titles = 100'000;   // BootstrapDirectory's default catalogue size
+  std::size_t max_peers = 256;        // FindPeers: a routing table's worth (k <= 256)
 };
 
 enum class BootstrapKind : std::uint8_t {
@@ -43,6 +46,8 @@ enum class BootstrapKind : std::uint8_t {
   TrackerFound = 7,
   ListDatasets = 8,
   Datasets = 9,
+  FindPeers = 10,
+  Peers = 11,
 };
 
 // A request answers with this kind.
@@ -60,6 +65,8 @@ struct BootstrapMessage {
   bool accepted = false;            // Done; TrackerFound: the dataset is listed
   dht::NodeId id;                   // IdAssigned
   std::vector<std::string> titles;  // Datasets
+  std::uint64_t count = 0;          // FindPeers: how many peers are wanted
+  std::vector<PeerId> peers;        // Peers: closest to the asker's id first
   friend bool operator==(const BootstrapMessage&, const BootstrapMessage&) = default;
 };
 

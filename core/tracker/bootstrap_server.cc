@@ -43,6 +43,12 @@ BootstrapMessage BootstrapServer::answer(PeerId from, const BootstrapMessage& q)
     case BootstrapKind::ListDatasets:
       r.titles = directory_.titles();
       break;
+    case BootstrapKind::FindPeers:
+      // The peers closest to the asker's own id: what its routing table starts from (none until it
+      // has an id).
+      if (const auto id = directory_.id_of(from))
+        r.peers = directory_.closest_peers(*id, static_cast<std::size_t>(q.count), from);
+      break;
     default:
       break;
   }

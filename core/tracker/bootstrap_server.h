@@ -8,7 +8,9 @@
 // - ReportLeader: a tracker's leader reports itself (the reported leader must be the sender), for
 //   its generation and Raft term; an older generation's or term's report is refused;
 // - FindTracker: the dataset's generation and last reported leader;
-// - ListDatasets: every title, ascending.
+// - ListDatasets: every title, ascending;
+// - FindPeers: up to n peers whose ids are closest to the asker's (assigned) id, to bootstrap its
+//   DHT from (none before it was assigned one).
 // Malformed messages and replies are counted and dropped.
 #include <cstdint>
 

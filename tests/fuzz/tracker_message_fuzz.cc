@@ -153,6 +153,7 @@ void check_bootstrap(std::span<const std::uint8_t> in) {
   client.report_leader("fashion-mnist", 0, 1, [](std::optional<bool>) {});
   client.find_tracker("fashion-mnist", [](std::optional<std::optional<core::tracker::TrackerLocation>>) {});
   client.list_datasets([](std::optional<std::vector<std::string>>) {});
+  client.find_peers(20, [](std::optional<std::vector<core::PeerId>>) {});
   const core::Message message{Bytes(in.begin(), in.end()), 0};
   server.handle(1, message);
   client.handle(0, message);
@@ -255,6 +256,16 @@ int main(int argc, char** argv) {
   b.request_id = 5;
   b.titles = {"cifar-10", "fashion-mnist"};
   corpus.write("bootstrap_datasets", encode(b));
+  b = BootstrapMessage{};
+  b.kind = BootstrapKind::Peers;
+  b.request_id = 6;
+  b.peers = {2, 0};
+  corpus.write("bootstrap_peers", encode(b));
+  b = BootstrapMessage{};
+  b.kind = BootstrapKind::FindPeers;
+  b.request_id = 7;
+  b.count = 20;
+  corpus.write("bootstrap_find_peers", encode(b));
   corpus.write("garbage", {0x06, 0x07, 0xff});
   return corpus.done();
 }

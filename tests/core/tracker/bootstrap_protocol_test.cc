@@ -49,6 +49,9 @@ std::vector<BootstrapMessage> samples() {
   add(BootstrapKind::ListDatasets);
   add(BootstrapKind::Datasets).titles = {"cifar-10", "fashion-mnist"};
   add(BootstrapKind::Datasets);  // none
+  add(BootstrapKind::FindPeers).count = 20;
+  add(BootstrapKind::Peers).peers = {3, 70000, 1};
+  add(BootstrapKind::Peers);  // none yet
   return out;
 }
 
@@ -75,8 +78,21 @@ TEST(BootstrapMessages, EveryKindRoundTripsAndNothingElseDecodes) {
   BootstrapLimits small;
   small.max_title_bytes = 4;
   EXPECT_THROW(decode_bootstrap_message(encode(samples()[2]), small), DecodeError);
+  BootstrapMessage peers;
+  peers.kind = BootstrapKind::Peers;
+  peers.peers = {3, 3};
+  EXPECT_THROW(decode_bootstrap_message(encode(peers)), DecodeError);  // a peer twice
+  peers.peers = {1, 2, 3};
+  BootstrapLimits two;
+  two.max_peers = 2;
+  EXPECT_THROW(decode_bootstrap_message(encode(peers), two), DecodeError);
+  BootstrapMessage find;
+  find.kind = BootstrapKind::FindPeers;
+  EXPECT_THROW(decode_bootstrap_message(encode(find)), DecodeError);  // none wanted
+  find.count = 257;
+  EXPECT_THROW(decode_bootstrap_message(encode(find)), DecodeError);
   auto bad_kind = encode(samples()[0]);
-  bad_kind[1] = 10;
+  bad_kind[1] = 12;
   EXPECT_THROW(decode_bootstrap_message(bad_kind), DecodeError);
   auto bad_bool = encode(samples()[4]);
   bad_bool.back() = 2;
