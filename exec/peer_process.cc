@@ -23,7 +23,9 @@ class PeerProcess {
 
   int run() {
     core::training::PeerParts parts;
-    parts.coordinator = std::make_unique<core::training::DhtCoordinator>(host_.peer_env(), cfg_.coordination);
+    core::training::DhtCoordinatorConfig coordination = cfg_.coordination;
+    coordination.matchmaking.log = [this](const std::string& line) { host_.log(line); };
+    parts.coordinator = std::make_unique<core::training::DhtCoordinator>(host_.peer_env(), std::move(coordination));
     auto learner = std::make_unique<SeededVectorLearner>(host_.peer_env(), cfg_.host.seed, cfg_.parameters);
     learner_ = learner.get();
     parts.learner = std::move(learner);

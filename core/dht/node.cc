@@ -141,6 +141,19 @@ void DhtNode::on_link_failure(PeerId peer) {
   for (std::uint64_t rid : failed) fail_request(rid);
 }
 
+void DhtNode::suspect(PeerId peer) {
+  if (peer == env_.self()) return;
+  on_link_failure(peer);
+  blacklist_.register_failure(peer, env_.now());  // no new failure if a failed request just banned it
+  // Out of the routing table too, as after a timeout: once the ban ends, only a node that still
+  // lists it leads a lookup back to it.
+  std::vector<NodeId> ids;
+  table_.for_each([&](const RoutingTable::Entry& e) {
+    if (e.contact.peer == peer) ids.push_back(e.contact.id);
+  });
+  for (const NodeId& id : ids) table_.remove(id);
+}
+
 bool DhtNode::receive(PeerId from, std::span<const std::uint8_t> bytes) {
   ++stats_.messages_received;
   stats_.bytes_received += bytes.size() + kFrameHeaderBytes;

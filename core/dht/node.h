@@ -121,6 +121,12 @@ class DhtNode final : public Service {
   void handle(PeerId from, const Message& message) override { receive(from, message.bytes); }
   // The transport to `peer` broke: its pending requests fail now rather than at their timeout.
   void on_link_failure(PeerId peer) override;
+  // Another service found `peer` unresponsive with its connection still open (an averaging round
+  // dropped it by a timeout: a process stopped, or cut off): its pending requests fail now, and it
+  // is banned and leaves the routing table as after a timeout of ours, so that lookups stop waiting
+  // for it - a read of a key nobody holds asks every one of the closest nodes and would otherwise
+  // wait out the request timeout on it. Any message from it lifts the ban and lists it again.
+  void suspect(PeerId peer);
 
   RoutingTableHealth health() const;
   const RoutingTable& routing_table() const { return table_; }

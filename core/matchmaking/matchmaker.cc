@@ -186,6 +186,7 @@ void Matchmaker::leader_check() {
   // open a while (accepted followers wait for Begin that much longer too).
   if (!full && !back && expected_ > members && extended_ < config_.max_extension) {
     const Seconds more = std::min(config_.request_timeout, config_.max_extension - extended_);
+    note([&] { return std::string("holding " + std::to_string(members) + " of " + std::to_string(expected_) + " expected open " + std::to_string(more) + " s longer"); });
     extended_ += more;
     declared_expiration_ += more;
     store_declaration(declared_key_, declared_expiration_, true);
@@ -224,6 +225,7 @@ void Matchmaker::begin_group() {
     send(f.peer, m);
   }
   ++stats_.groups_led;
+  note([&] { return std::string("leading a group of " + std::to_string(group.members.size())); });
   followers_.clear();
   finish(std::move(group));
 }
@@ -322,10 +324,12 @@ void Matchmaker::send_join(const Candidate& c) {
   m.client_mode = config_.client_mode;
   m.gathered = gathered_;
   ++stats_.join_requests_sent;
+  note([&] { return std::string("asking peer " + std::to_string(c.peer) + " to lead"); });
   send(c.peer, m);
   request_timer_ = env_.schedule(config_.request_timeout, [this] {
     request_timer_ = 0;
     ++stats_.request_timeouts;
+    note([&] { return std::string("peer " + std::to_string(*leader_) + " did not answer"); });
     lost_leader(true);
   });
 }
@@ -336,6 +340,7 @@ void Matchmaker::on_join_reply(PeerId from, const MatchmakingMessage& m) {
     return;
   }
   ++stats_.replies_received[m.status];
+  note([&] { return std::string("peer " + std::to_string(from) + (m.status == JoinStatus::Accepted ? " accepted" : " refused")); });
   env_.cancel(request_timer_);
   request_timer_ = 0;
   if (m.status == JoinStatus::Accepted) {
@@ -348,6 +353,7 @@ void Matchmaker::on_join_reply(PeerId from, const MatchmakingMessage& m) {
     request_timer_ = env_.schedule(wait, [this] {
       request_timer_ = 0;
       ++stats_.begin_timeouts;
+      note([&] { return std::string("leader " + std::to_string(*leader_) + " did not begin"); });
       lost_leader(true);
     });
     return;

@@ -53,6 +53,9 @@ struct MatchmakingConfig {
   Seconds max_extension = 3;
   bool client_mode = false;
   std::size_t fetch_responses = 2;   // DHT replicas whose declarations a read merges
+  // Diagnostics (optional): one line per decision - requests, answers, timeouts, begins - so that
+  // a live run that stalls says who waited on whom.
+  std::function<void(const std::string&)> log;
 };
 
 struct MatchmakingStats {
@@ -127,6 +130,11 @@ class Matchmaker final : public Service {
   };
 
   void send(PeerId to, const MatchmakingMessage& m);
+  // `line` builds the text only when there is a log to write it to.
+  template <class Line>
+  void note(Line&& line) const {
+    if (config_.log) config_.log("matchmaking: " + line());
+  }
   void on_join_request(PeerId from, const MatchmakingMessage& m);
   void on_join_reply(PeerId from, const MatchmakingMessage& m);
   void on_begin(PeerId from, const MatchmakingMessage& m);

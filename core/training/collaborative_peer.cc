@@ -175,6 +175,13 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
     } else {
       return start_sync(g);
     }
+  } else if (phase_ == Phase::Training && !in_round_ && !config_.sync_state && step_ + 1 == g.global_step) {
+    // It missed the last round (matchmaking left it out) and has no state to load: it takes the
+    // collaboration's step now, keeping what it computed. A record one step behind reads as "still
+    // finishing the last round, needs its whole quota after it", and the next group it joined
+    // waited for it until the group timeout (docs/interpretations.md §24).
+    set_step(g.global_step, lineage_);
+    report();
   }
   if (phase_ == Phase::Training) maybe_look_for_group(coordinator_->estimate(env_.now(), {}));
   // While its round runs a peer can act on nothing the records say, and every record says the

@@ -34,6 +34,7 @@ void DhtCoordinator::report(const progress::LocalProgress& local) {
 }
 
 void DhtCoordinator::member_lost(PeerId peer) {
+  dht_->suspect(peer);
   tracker_->leave_out(peer);
   matchmaker_->peer_lost(peer);
 }

@@ -247,6 +247,47 @@ TEST(DhtNode, FailingPeerIsEvictedAndBanned) {
   EXPECT_FALSE(a.blacklist().is_banned(victim.peer, net.world.now()));
 }
 
+// A read of a key nobody holds asks every one of the closest nodes, so a node stopped with its
+// connection open holds it up for the request timeout - unless another service (an averaging
+// round that dropped it by a timeout) already found it unresponsive: then its pending request fails
+// at once and later reads skip it while it is banned. A message from it lifts the ban.
+TEST(DhtNode, ASuspectedPeerNoLongerHoldsReadsUp) {
+  Network net(5);
+  const PeerId silent = 2;
+  net.world.take_down(silent, /*silent=*/true);
+  // Starts a read by node 1 of a key nobody stored; `took` gets its duration.
+  const auto read = [&](std::optional<Seconds>& took) {
+    const Seconds start = net.world.now();
+    net.nodes[1]->get("nobody stored this", [&took, &net, start](std::optional<Record> r, const LookupStats&) {
+      EXPECT_FALSE(r.has_value());
+      took = net.world.now() - start;
+    });
+  };
+  std::optional<Seconds> suspected_mid_read, while_banned, unsuspected;
+  read(suspected_mid_read);
+  net.world.run_for(1);
+  EXPECT_FALSE(suspected_mid_read.has_value());
+  net.nodes[1]->suspect(silent);  // its pending request fails now
+  net.world.run_for(0.5);
+  ASSERT_TRUE(suspected_mid_read.has_value());
+  EXPECT_LT(*suspected_mid_read, 1.2);
+  EXPECT_TRUE(net.nodes[1]->blacklist().is_banned(silent, net.world.now()));
+  net.nodes[1]->routing_table().for_each([&](const RoutingTable::Entry& e) { EXPECT_NE(e.contact.peer, silent); });
+  read(while_banned);
+  net.world.run_for(0.5);
+  ASSERT_TRUE(while_banned.has_value());
+  EXPECT_LT(*while_banned, 0.5);
+  // Once the ban ends, the same read waits out the 3 s request timeout again (the other nodes still
+  // list it: they did not suspect it).
+  net.world.run_for(10);
+  read(unsuspected);
+  net.world.run_for(2.9);
+  EXPECT_FALSE(unsuspected.has_value());
+  net.world.run_for(0.5);
+  ASSERT_TRUE(unsuspected.has_value());
+  EXPECT_GE(*unsuspected, 3.0);
+}
+
 TEST(DhtNode, BootstrapReportsFailureWhenNoInitialPeerAnswers) {
   DhtWorld world(3);
   world.take_down(1);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -116,6 +118,105 @@ TEST(CollaborativePeer, AGroupIdItAveragedUnderBeforeIsDeclinedNotACrash) {
     EXPECT_GE(p->step(), 1u);  // the first groups' ids were new
   }
   EXPECT_GT(declined, 0u);
+}
+
+// Delays one of the peer's searches (the `late`-th) by `delay`, so that the others form that group
+// without it: a peer that matchmaking left out of a round.
+class LateToOneGroup final : public Coordinator {
+ public:
+  LateToOneGroup(Environment& env, std::unique_ptr<Coordinator> inner, int late, Seconds delay)
+      : env_(env), inner_(std::move(inner)), late_(late), delay_(delay) {}
+  void attach(ServiceMux& mux) override { inner_->attach(mux); }
+  void join(std::vector<PeerId> bootstrap, Joined done) override { inner_->join(std::move(bootstrap), std::move(done)); }
+  void report(const progress::LocalProgress& local) override { inner_->report(local); }
+  void fetch(ProgressCallback done) override { inner_->fetch(std::move(done)); }
+  progress::GlobalProgress estimate(Seconds now, std::span<const PeerId> group) const override {
+    return inner_->estimate(now, group);
+  }
+  void member_lost(PeerId peer) override { inner_->member_lost(peer); }
+  std::vector<StateHolder> peers_at(std::uint64_t step) const override { return inner_->peers_at(step); }
+  void set_announcement(std::vector<std::uint8_t> bytes) override { inner_->set_announcement(std::move(bytes)); }
+  void look_for_group(GroupCallback done, Seconds timeout, Seconds due) override {
+    if (++searches_ != late_) return inner_->look_for_group(std::move(done), timeout, due);
+    waiting_ = true;
+    env_.schedule(delay_, [this, done = std::move(done), timeout] {
+      waiting_ = false;
+      inner_->look_for_group(std::move(done), timeout, env_.now());
+    });
+  }
+  void cancel_search() override { inner_->cancel_search(); }
+  bool looking() const override { return waiting_ || inner_->looking(); }
+
+ private:
+  Environment& env_;
+  std::unique_ptr<Coordinator> inner_;
+  int late_;
+  Seconds delay_;
+  int searches_ = 0;
+  bool waiting_ = false;
+};
+
+// An averaging-only collaboration (a fixed quota of one sample, no state to load) in which
+// matchmaking leaves peer 2 out of one round, as a read stalled on a stopped peer did live. It sits
+// a step behind with its sample in; its record, last published as the round before ended, reads
+// "still finishing the last round, needs its whole quota after it". It takes the collaboration's
+// step at its next read, so the group it joins next begins at once: before, that group waited for
+// it until the group timeout (30 s) while the rounds around it took well under a second.
+TEST(CollaborativePeer, APeerLeftOutOfARoundDoesNotHoldUpTheNextGroup) {
+  constexpr std::size_t kPeers = 3;
+  core::testing::MemoryWorld world(kPeers, core::testing::PeerSpec{0.01, 1e8, /*compute_sps=*/100});
+  struct Round {
+    Seconds start = 0, end = 0;
+    std::vector<PeerId> members;
+  };
+  std::vector<std::map<std::uint64_t, Round>> rounds(kPeers);  // per peer, by round id
+  std::vector<std::unique_ptr<CollaborativePeer>> peers;
+  for (PeerId i = 0; i < kPeers; ++i) {
+    CollaborativePeerConfig c;
+    c.quota = 1;
+    c.trainer.micro_batch = 1;
+    c.sync_state = false;
+    c.strategy = averaging::Strategy::AllReduce;
+    c.capacity.compute_sps = 100;
+    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
+    DhtCoordinatorConfig dc;
+    dc.progress.run = "left-out";
+    dc.progress.target = c.step_target();
+    dc.progress.expiration = 30;
+    dc.progress.refresh_period = 15;
+    dc.matchmaking.prefix = "left-out_averaging";
+    dc.matchmaking.min_group_size = 2;
+    dc.matchmaking.target_group_size = kPeers;
+    PeerParts parts;
+    auto dht = std::make_unique<DhtCoordinator>(world.env(i), dc);
+    if (i == 2) parts.coordinator = std::make_unique<LateToOneGroup>(world.env(i), std::move(dht), 3, 12.0);
+    else parts.coordinator = std::move(dht);
+    parts.learner = std::make_unique<core::testing::TimedLearner>(world.env(i), 1000);
+    CollaborativePeerEvents events;
+    events.round_started = [&, i](const averaging::RoundPlan& plan, std::uint64_t) {
+      rounds[i][plan.round_id] = Round{world.now(), 0, plan.members};
+    };
+    events.round_finished = [&, i](const averaging::RoundOutcome& o, std::uint64_t, std::uint64_t) {
+      rounds[i][o.round_id].end = world.now();
+    };
+    peers.push_back(std::make_unique<CollaborativePeer>(world.env(i), c, std::move(parts), std::move(events)));
+  }
+  for (PeerId i = 0; i < kPeers; ++i) peers[i]->start(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0});
+  world.run_until(90);
+  // Peer 0's rounds in order of their start; the one peer 2 missed, and the first it is back in.
+  std::vector<Round> seen;
+  for (const auto& [id, r] : rounds[0]) seen.push_back(r);
+  std::sort(seen.begin(), seen.end(), [](const Round& a, const Round& b) { return a.start < b.start; });
+  const auto has_2 = [](const Round& r) { return std::find(r.members.begin(), r.members.end(), 2) != r.members.end(); };
+  const auto missed = std::find_if(seen.begin(), seen.end(), [&](const Round& r) { return !has_2(r); });
+  ASSERT_NE(missed, seen.end()) << "peer 2 was in every round";
+  const auto back = std::find_if(missed, seen.end(), has_2);
+  ASSERT_NE(back, seen.end()) << "peer 2 never averaged again";
+  ASSERT_GT(back->end, 0) << "its round did not end";
+  EXPECT_LT(back->start - std::prev(back)->end, 5.0) << "the group it joined waited for it";
+  EXPECT_GE(seen.size(), 10u);
+  for (auto r = back; r != seen.end(); ++r) EXPECT_TRUE(has_2(*r)) << "a later round left it out";
+  for (PeerId i = 0; i < kPeers; ++i) world.env(i).set_sink(nullptr);
 }
 
 // The bytes a peer may hold for one sender grow with the model: an honest sender early with its
