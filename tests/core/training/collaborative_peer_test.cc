@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/training/dht_coordinator.h"
@@ -15,6 +16,18 @@
 
 namespace swarmlab::core::training {
 namespace {
+
+// DHT coordination for a test's peers: records under "{run}_progress", groups of min..target.
+DhtCoordinatorConfig coordination(const std::string& run, const CollaborativePeerConfig& c, std::size_t min_group,
+                                  std::size_t target_group) {
+  DhtCoordinatorConfig dc;
+  dc.progress.run = run;
+  dc.progress.target = c.step_target();
+  dc.matchmaking.prefix = run + "_averaging";
+  dc.matchmaking.min_group_size = min_group;
+  dc.matchmaking.target_group_size = target_group;
+  return dc;
+}
 
 // Under a quota (DiLoCo's H inner steps) a worker starts its part of the round only once its own
 // quota is in. Here every worker computes at half the speed it announces, so the collaboration's
@@ -35,11 +48,7 @@ TEST(CollaborativePeer, AWorkerSlowerThanItAnnouncesStillContributesItsWholeQuot
     c.capacity.compute_sps = 10;  // announced: twice what the machine does
     c.capacity.upload_bps = c.capacity.download_bps = 1e8;
     c.matchmaking_lead = 2;
-    DhtCoordinatorConfig dc;
-    dc.progress.run = "slow-workers";
-    dc.progress.target = c.step_target();
-    dc.matchmaking.prefix = "slow-workers_averaging";
-    dc.matchmaking.min_group_size = dc.matchmaking.target_group_size = kPeers;
+    const DhtCoordinatorConfig dc = coordination("slow-workers", c, kPeers, kPeers);
     PeerParts parts;
     parts.coordinator = std::make_unique<DhtCoordinator>(world.env(i), dc);
     parts.learner = std::make_unique<core::testing::TimedLearner>(world.env(i), 1000);
@@ -55,11 +64,10 @@ TEST(CollaborativePeer, AWorkerSlowerThanItAnnouncesStillContributesItsWholeQuot
   for (const auto& p : peers) EXPECT_GE(p->step(), 5u);
 }
 
-// Every member maps group ids onto {0, 1, 2}, as a restarted leader repeating its predecessor's
-// draws would: from the fourth group on, each id is one the peers averaged under before.
-class FoldedGroupIds final : public Coordinator {
+// Hands every call to the peer's real coordinator; the tests below change one or two of them.
+class ForwardingCoordinator : public Coordinator {
  public:
-  explicit FoldedGroupIds(std::unique_ptr<Coordinator> inner) : inner_(std::move(inner)) {}
+  explicit ForwardingCoordinator(std::unique_ptr<Coordinator> inner) : inner_(std::move(inner)) {}
   void attach(ServiceMux& mux) override { inner_->attach(mux); }
   void join(std::vector<PeerId> bootstrap, Joined done) override { inner_->join(std::move(bootstrap), std::move(done)); }
   void report(const progress::LocalProgress& local) override { inner_->report(local); }
@@ -71,6 +79,21 @@ class FoldedGroupIds final : public Coordinator {
   std::vector<StateHolder> peers_at(std::uint64_t step) const override { return inner_->peers_at(step); }
   void set_announcement(std::vector<std::uint8_t> bytes) override { inner_->set_announcement(std::move(bytes)); }
   void look_for_group(GroupCallback done, Seconds timeout, Seconds due) override {
+    inner_->look_for_group(std::move(done), timeout, due);
+  }
+  void cancel_search() override { inner_->cancel_search(); }
+  bool looking() const override { return inner_->looking(); }
+
+ protected:
+  std::unique_ptr<Coordinator> inner_;
+};
+
+// Every member maps group ids onto {0, 1, 2}, as a restarted leader repeating its predecessor's
+// draws would: from the fourth group on, each id is one the peers averaged under before.
+class FoldedGroupIds final : public ForwardingCoordinator {
+ public:
+  using ForwardingCoordinator::ForwardingCoordinator;
+  void look_for_group(GroupCallback done, Seconds timeout, Seconds due) override {
     inner_->look_for_group(
         [done = std::move(done)](std::optional<matchmaking::Group> g) {
           if (g) g->group_id %= 3;
@@ -78,11 +101,6 @@ class FoldedGroupIds final : public Coordinator {
         },
         timeout, due);
   }
-  void cancel_search() override { inner_->cancel_search(); }
-  bool looking() const override { return inner_->looking(); }
-
- private:
-  std::unique_ptr<Coordinator> inner_;
 };
 
 // A group id a peer already averaged under (a restarted leader whose random draws repeat its
@@ -99,12 +117,7 @@ TEST(CollaborativePeer, AGroupIdItAveragedUnderBeforeIsDeclinedNotACrash) {
     c.strategy = averaging::Strategy::AllReduce;
     c.capacity.compute_sps = 20;
     c.capacity.upload_bps = c.capacity.download_bps = 1e8;
-    DhtCoordinatorConfig dc;
-    dc.progress.run = "folded";
-    dc.progress.target = c.step_target();
-    dc.matchmaking.prefix = "folded_averaging";
-    dc.matchmaking.min_group_size = 2;
-    dc.matchmaking.target_group_size = kPeers;
+    const DhtCoordinatorConfig dc = coordination("folded", c, 2, kPeers);
     PeerParts parts;
     parts.coordinator = std::make_unique<FoldedGroupIds>(std::make_unique<DhtCoordinator>(world.env(i), dc));
     parts.learner = std::make_unique<core::testing::TimedLearner>(world.env(i), 1000);
@@ -122,20 +135,10 @@ TEST(CollaborativePeer, AGroupIdItAveragedUnderBeforeIsDeclinedNotACrash) {
 
 // Delays one of the peer's searches (the `late`-th) by `delay`, so that the others form that group
 // without it: a peer that matchmaking left out of a round.
-class LateToOneGroup final : public Coordinator {
+class LateToOneGroup final : public ForwardingCoordinator {
  public:
   LateToOneGroup(Environment& env, std::unique_ptr<Coordinator> inner, int late, Seconds delay)
-      : env_(env), inner_(std::move(inner)), late_(late), delay_(delay) {}
-  void attach(ServiceMux& mux) override { inner_->attach(mux); }
-  void join(std::vector<PeerId> bootstrap, Joined done) override { inner_->join(std::move(bootstrap), std::move(done)); }
-  void report(const progress::LocalProgress& local) override { inner_->report(local); }
-  void fetch(ProgressCallback done) override { inner_->fetch(std::move(done)); }
-  progress::GlobalProgress estimate(Seconds now, std::span<const PeerId> group) const override {
-    return inner_->estimate(now, group);
-  }
-  void member_lost(PeerId peer) override { inner_->member_lost(peer); }
-  std::vector<StateHolder> peers_at(std::uint64_t step) const override { return inner_->peers_at(step); }
-  void set_announcement(std::vector<std::uint8_t> bytes) override { inner_->set_announcement(std::move(bytes)); }
+      : ForwardingCoordinator(std::move(inner)), env_(env), late_(late), delay_(delay) {}
   void look_for_group(GroupCallback done, Seconds timeout, Seconds due) override {
     if (++searches_ != late_) return inner_->look_for_group(std::move(done), timeout, due);
     waiting_ = true;
@@ -144,12 +147,10 @@ class LateToOneGroup final : public Coordinator {
       inner_->look_for_group(std::move(done), timeout, env_.now());
     });
   }
-  void cancel_search() override { inner_->cancel_search(); }
   bool looking() const override { return waiting_ || inner_->looking(); }
 
  private:
   Environment& env_;
-  std::unique_ptr<Coordinator> inner_;
   int late_;
   Seconds delay_;
   int searches_ = 0;
@@ -179,14 +180,9 @@ TEST(CollaborativePeer, APeerLeftOutOfARoundDoesNotHoldUpTheNextGroup) {
     c.strategy = averaging::Strategy::AllReduce;
     c.capacity.compute_sps = 100;
     c.capacity.upload_bps = c.capacity.download_bps = 1e8;
-    DhtCoordinatorConfig dc;
-    dc.progress.run = "left-out";
-    dc.progress.target = c.step_target();
-    dc.progress.expiration = 30;
+    DhtCoordinatorConfig dc = coordination("left-out", c, 2, kPeers);
+    dc.progress.expiration = 30;  // as live averaging runs publish (sim/scenario/peer_setup.cc)
     dc.progress.refresh_period = 15;
-    dc.matchmaking.prefix = "left-out_averaging";
-    dc.matchmaking.min_group_size = 2;
-    dc.matchmaking.target_group_size = kPeers;
     PeerParts parts;
     auto dht = std::make_unique<DhtCoordinator>(world.env(i), dc);
     if (i == 2) parts.coordinator = std::make_unique<LateToOneGroup>(world.env(i), std::move(dht), 3, 12.0);
