@@ -43,11 +43,7 @@ class Swarm {
       for (float& v : x) v = static_cast<float>(rng.uniform() * 2 - 1);
       inputs.push_back(x);
     }
-    expected.assign(length, 0);
-    double total = 0;
-    for (double w : weights) total += w;
-    for (std::uint32_t g = 0; g < P; ++g)
-      for (std::uint64_t i = 0; i < length; ++i) expected[i] += weights[g] * inputs[g][i] / total;
+    expected.assign(length, 0);  // start() sets it
     world.run_for(1.0);  // elections
   }
 
@@ -93,6 +89,11 @@ class Swarm {
         values[p] = inputs[p / R];
         peers[p]->start_round(plan, values[p], timeouts, [this, p](const ReplicaOutcome& o) { outcomes[p] = o; });
       }
+  }
+
+  // Every replica of group `g` goes down `after` seconds from now.
+  void lose_group(std::uint32_t g, Seconds after, MemoryWorld::Departure how = MemoryWorld::Departure::Crash) {
+    for (PeerId p : members_[g]) world.after(after, [this, p, how] { world.set_down(p, how); });
   }
 
   // Runs a round with nobody failing; returns its round_time().
@@ -226,9 +227,8 @@ TEST(ReplicatedAllReduce, ALostGroupIsDroppedAndItsChunksRecorded) {
     t.partner = 2;
     s.start(1, t);
     // Group 3 goes during the halving steps, when other groups still need its partial sums.
-    for (PeerId p : {9u, 10u, 11u})
-      s.world.after((0.1 + 0.06 * static_cast<double>(seed - 7)) * tb0, [&, p] {
-        s.world.set_down(p, silent ? MemoryWorld::Departure::Silent : MemoryWorld::Departure::Crash); });
+    s.lose_group(3, (0.1 + 0.06 * static_cast<double>(seed - 7)) * tb0,
+                 silent ? MemoryWorld::Departure::Silent : MemoryWorld::Departure::Crash);
     s.world.run_for(60);
     std::size_t lost = 0;
     for (PeerId p = 0; p < 24; ++p) {
@@ -282,7 +282,7 @@ TEST(ReplicatedAllReduce, WithExtraGroupsALostGroupIsDroppedWithoutAStall) {
     {
       Swarm s(6, R, 100'000, 5);
       s.start(1, t);
-      for (std::uint32_t r = 0; r < R; ++r) s.world.after(0.6 * tb, [&, r] { s.world.set_down(4 * R + r); });
+      s.lose_group(4, 0.6 * tb);
       s.world.run_for(60);
       for (PeerId p = 0; p < 6 * R; ++p) {
         if (p / R == 4) continue;
@@ -299,10 +299,7 @@ TEST(ReplicatedAllReduce, WithExtraGroupsALostGroupIsDroppedWithoutAStall) {
     for (bool silent : {false, true}) {
       Swarm s(6, R, 100'000, 5);
       s.start(1, t);
-      for (std::uint32_t r = 0; r < R; ++r)
-        s.world.after(0.3 * tb, [&, r] {
-          s.world.set_down(1 * R + r, silent ? MemoryWorld::Departure::Silent : MemoryWorld::Departure::Crash);
-        });
+      s.lose_group(1, 0.3 * tb, silent ? MemoryWorld::Departure::Silent : MemoryWorld::Departure::Crash);
       s.world.run_for(60);
       std::vector<LostChunk> lost_by_5;
       for (PeerId p = 0; p < 6 * R; ++p) {
@@ -334,7 +331,7 @@ TEST(ReplicatedAllReduce, AfterALostGroupTheNextRoundRunsWithoutItAndAveragesIts
     ReplicaTimeouts t;
     t.partner = 2;
     s.start(2, t);
-    for (std::uint32_t r = 0; r < R; ++r) s.world.after(0.3 * healthy, [&, r] { s.world.set_down(3 * R + r); });
+    s.lose_group(3, 0.3 * healthy);
     s.world.run_for(30);
     const std::set<std::uint32_t> lost = lost_groups(s.outcomes);
     ASSERT_EQ(lost, (std::set<std::uint32_t>{3})) << "R=" << R;
