@@ -1,6 +1,7 @@
 #include "core/training/collaborative_peer.h"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -434,6 +435,7 @@ void CollaborativePeer::begin_round(const matchmaking::Group& group) {
   }
   contributed_ = 0;
   round_id_ = plan.round_id;
+  round_size_ = plan.members.size();
   sent_ = plan.sends(*me);
   if (sent_) {
     if (trainer_) contributed_ = trainer_->take();
@@ -491,9 +493,15 @@ void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
   }
   sent_ = false;
   round_values_ = {};
+  // A round that dropped every other member says more about this peer (it started early, or was
+  // cut off) than about them: it tells its coordinator nothing, or it would leave out, and ban from
+  // its DHT, everyone it knows (a live DiLoCo worker isolated itself that way).
+  std::set<PeerId> lost;
   for (const auto* dropped : {&outcome.dropped_senders, &outcome.dropped_reducers})
     for (const PeerId peer : *dropped)
-      if (peer != env_.self()) coordinator_->member_lost(peer);
+      if (peer != env_.self()) lost.insert(peer);
+  if (lost.size() + 1 < round_size_)
+    for (const PeerId peer : lost) coordinator_->member_lost(peer);
   set_step(step_after, lineage);
   const std::uint64_t contributed = std::exchange(contributed_, 0);
   // Before computing resumes: a host that reads the parameters behind the learner's queued work

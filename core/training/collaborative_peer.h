@@ -219,6 +219,7 @@ class CollaborativePeer {
   Seconds waiting_deadline_ = 0;                     // it begins then, due or not
   std::vector<float> reducer_scratch_;  // the vector of a round this peer only reduces (real values)
   std::span<float> round_values_;       // the learner's vector in the round in flight (when it sends values)
+  std::size_t round_size_ = 0;          // members of the round in flight
   std::vector<PeerId> round_members_;   // that round's members and their spans, to zero the unaveraged ones
   std::vector<std::uint64_t> round_span_begin_;
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
