@@ -152,6 +152,14 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
   const Seconds wanted = !std::isfinite(g.eta_s) ? config_.max_fetch_period : g.eta_s > 2 * lead ? g.eta_s - lead : g.eta_s / 2;
   const Seconds next = std::clamp(wanted, config_.min_fetch_period, config_.max_fetch_period);
   const bool behind = step_ + 1 < g.global_step;  // more than one step: DPU's staleness is allowed
+  // One step behind and in no round: matchmaking left it out of the last round (a round in
+  // progress, or a group waiting for its step, sets in_round_). Its record would read "still
+  // finishing the last round, needs its whole quota after it", and the next group it joined waited
+  // for it until the group timeout (docs/interpretations.md §24).
+  const bool missed_round = !in_round_ && step_ + 1 == g.global_step;
+  // A peer that trains on the collaboration's parameters must load the step it missed: averaging
+  // its next gradient into parameters nobody else holds would set it apart for good.
+  const bool must_load = missed_round && config_.sync_state && trainer_;
   if (phase_ == Phase::Joining) {
     // A newcomer's parameters are not stale but old: any step it missed must be loaded, or it
     // would average with parameters nobody else holds (docs/interpretations.md §25). The step it
@@ -163,7 +171,7 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
     start_training();
   } else if (phase_ == Phase::Syncing && !downloading_) {
     return start_sync(g);  // nobody could serve the state last time: look again
-  } else if (phase_ == Phase::Training && !in_round_ && (behind || diverged())) {
+  } else if (phase_ == Phase::Training && !in_round_ && (behind || must_load || diverged())) {
     if (trainer_) {
       const std::uint64_t stale = trainer_->take();
       learner_->discard();
@@ -176,11 +184,9 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
     } else {
       return start_sync(g);
     }
-  } else if (phase_ == Phase::Training && !in_round_ && !config_.sync_state && step_ + 1 == g.global_step) {
-    // It missed the last round (matchmaking left it out) and has no state to load: it takes the
-    // collaboration's step now, keeping what it computed. A record one step behind reads as "still
-    // finishing the last round, needs its whole quota after it", and the next group it joined
-    // waited for it until the group timeout (docs/interpretations.md §24).
+  } else if (phase_ == Phase::Training && missed_round) {
+    // It missed the last round and has no state to load (averaging only, or a pure reducer): it
+    // takes the collaboration's step now, keeping what it computed.
     set_step(g.global_step, lineage_);
     report();
   }

@@ -7,7 +7,8 @@
 // and reads the collaboration's, looks for an averaging group once the next global step is near,
 // waits until the step is due, then averages with its group (roles from the planner over the
 // members' announced capacities), weighted by samples, and applies the step. A peer more than one
-// step behind downloads the state from an up-to-date peer and throws away what it had accumulated.
+// step behind, or one step behind and in no round (matchmaking left it out of the last one),
+// downloads the state from an up-to-date peer and throws away what it had accumulated.
 // So does one whose state, at the collaboration's step, is not the one most peers there hold (a
 // round that failed for it alone, a step it sat out: core/training/state_lineage.h).
 //
@@ -52,8 +53,9 @@ struct CollaborativePeerConfig {
   std::uint64_t target_batch = 4096;  // samples per global step (quota = 0)
   std::uint64_t quota = 0;            // > 0: every computing peer contributes exactly this many per step
   bool dpu = false;                   // DeDLOC with a pooled target only
-  // A peer more than one step behind downloads the state. False for runs that carry no model
-  // (averaging-only): such a peer adopts the global step.
+  // A peer behind the collaboration (more than one step, or one step and in no round) downloads
+  // the state. False for runs that carry no model (averaging-only): such a peer adopts the global
+  // step.
   bool sync_state = true;
   codec::Codec codec = codec::Codec::Fp16;
   std::uint64_t part_bytes = averaging::kDefaultPartBytes;
