@@ -318,6 +318,16 @@ std::optional<StateSnapshot> CollaborativePeer::kept_updates(std::uint64_t since
 }
 
 bool CollaborativePeer::apply_updates(const StateSnapshot& got) {
+  // A micro-batch in flight when the download began has landed since, computed on the old
+  // parameters. The replay below hands the learner's accumulation over and overwrites it, so it is
+  // thrown away here and counted so, as what the peer held when it fell behind was: kept, the
+  // trainer would count it into the next step while the learner no longer held its gradient.
+  if (trainer_) {
+    if (const std::uint64_t stale = trainer_->take()) {
+      learner_->discard();
+      if (events_.discarded) events_.discarded(stale);
+    }
+  }
   if (!learner_->has_values()) return true;  // sizes only: the step and lineage are what changes
   const std::size_t each = codec::encoded_size(update_codec(), learner_->parameter_count());
   if (got.bytes.empty() || got.bytes.size() % each != 0) return false;

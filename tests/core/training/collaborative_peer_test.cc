@@ -248,6 +248,89 @@ TEST(CollaborativePeer, APeerLeftOutOfARoundLoadsTheStepItMissed) {
   EXPECT_TRUE(run.one_state);
 }
 
+// A learner that counts the samples it holds, as a real one holds their gradients: what a round
+// hands over must be what the trainer says it contributes.
+class CountingLearner final : public Learner {
+ public:
+  explicit CountingLearner(Environment& env) : inner_(env, kParameters), buffer_(kParameters) {}
+  std::uint64_t parameter_count() const override { return kParameters; }
+  std::uint64_t state_bytes() const override { return 4 * kParameters; }
+  bool has_values() const override { return true; }  // replays then go through the buffer
+  void compute(std::uint64_t samples, std::function<void()> done) override {
+    inner_.compute(samples, [this, samples, done = std::move(done)] {
+      held_ += samples;
+      done();
+    });
+  }
+  double compute_seconds() const override { return inner_.compute_seconds(); }
+  std::span<float> begin_averaging(std::uint64_t) override {
+    handed_ = std::exchange(held_, 0);
+    return buffer_;
+  }
+  void apply_averaged() override {}
+  void discard() override { held_ = 0; }
+  std::vector<std::uint8_t> export_state() const override { return std::vector<std::uint8_t>(state_bytes()); }
+  void import_state(std::span<const std::uint8_t>) override {}
+  std::optional<double> take_loss() override { return std::nullopt; }
+  std::uint64_t handed() const { return handed_; }
+
+ private:
+  static constexpr std::uint64_t kParameters = 1000;
+  core::testing::TimedLearner inner_;
+  std::vector<float> buffer_;
+  std::uint64_t held_ = 0, handed_ = 0;
+};
+
+// A peer left out of a round fetches the step it missed as an update (it keeps the last steps)
+// while its trainer is paused; the micro-batch in flight lands during the download, on the old
+// parameters. Replaying the update hands the learner's accumulation over and overwrites it, so
+// that micro-batch is discarded with it: kept by the trainer, it was counted into the next round
+// while the learner no longer held it (a live peer's books read "double counted").
+TEST(CollaborativePeer, AMicroBatchThatLandsDuringAnUpdateDownloadIsDiscardedWithTheReplay) {
+  constexpr std::size_t kPeers = 3;
+  core::testing::MemoryWorld world(kPeers, core::testing::PeerSpec{0.01, 1e8, /*compute_sps=*/100});
+  std::vector<std::unique_ptr<CollaborativePeer>> peers;
+  std::vector<CountingLearner*> learners;
+  int mismatches = 0, update_syncs = 0, rounds_of_2 = 0;
+  std::uint64_t computed = 0, contributed = 0, discarded = 0;
+  for (PeerId i = 0; i < kPeers; ++i) {
+    CollaborativePeerConfig c;
+    c.target_batch = 50;  // pooled: the trainers keep computing up to the round
+    c.trainer.micro_batch = 1;
+    c.strategy = averaging::Strategy::AllReduce;
+    c.capacity.compute_sps = 100;
+    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
+    DhtCoordinatorConfig dc = coordination("landing", c, 2, kPeers);
+    dc.progress.expiration = 30;
+    dc.progress.refresh_period = 15;
+    PeerParts parts;
+    auto dht = std::make_unique<DhtCoordinator>(world.env(i), dc);
+    if (i == 2) parts.coordinator = std::make_unique<LateToOneGroup>(world.env(i), std::move(dht), 3, 12.0);
+    else parts.coordinator = std::move(dht);
+    auto learner = std::make_unique<CountingLearner>(world.env(i));
+    learners.push_back(learner.get());
+    parts.learner = std::move(learner);
+    CollaborativePeerEvents events;
+    events.round_finished = [&, i](const averaging::RoundOutcome&, std::uint64_t given, std::uint64_t) {
+      if (given != learners[i]->handed()) ++mismatches;
+      if (i == 2) ++rounds_of_2, contributed += given;
+    };
+    if (i == 2) {
+      events.computed = [&](std::uint64_t n) { computed += n; };
+      events.discarded = [&](std::uint64_t n) { discarded += n; };
+      events.sync_finished = [&](bool ok, std::uint64_t, bool updates) { update_syncs += ok && updates ? 1 : 0; };
+    }
+    peers.push_back(std::make_unique<CollaborativePeer>(world.env(i), c, std::move(parts), std::move(events)));
+  }
+  for (PeerId i = 0; i < kPeers; ++i) peers[i]->start(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0});
+  world.run_until(60);
+  EXPECT_GE(update_syncs, 1) << "peer 2 never fetched a missed step as an update";
+  EXPECT_GE(rounds_of_2, 5);
+  EXPECT_EQ(mismatches, 0) << "a round handed over other samples than the trainer counted";
+  EXPECT_EQ(computed, contributed + discarded + peers[2]->accumulated() + peers[2]->contributed());
+  for (PeerId i = 0; i < kPeers; ++i) world.env(i).set_sink(nullptr);
+}
+
 // The bytes a peer may hold for one sender grow with the model: an honest sender early with its
 // parts of one round of a large model must not be banned.
 TEST(CollaborativePeer, TheHeldBytesBudgetCoversTwoWholeVectorsOfItsModel) {
