@@ -1,8 +1,8 @@
 #include "core/training/collaborative_peer.h"
 
 #include <algorithm>
-#include <set>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -172,11 +172,7 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
   } else if (phase_ == Phase::Syncing && !downloading_) {
     return start_sync(g);  // nobody could serve the state last time: look again
   } else if (phase_ == Phase::Training && !in_round_ && (behind || must_load || diverged())) {
-    if (trainer_) {
-      const std::uint64_t stale = trainer_->take();
-      learner_->discard();
-      if (stale && events_.discarded) events_.discarded(stale);
-    }
+    discard_accumulated();
     if (coordinator_->looking()) coordinator_->cancel_search();
     if (!config_.sync_state) {
       set_step(g.global_step, lineage_);
@@ -235,6 +231,13 @@ std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step) {
   }
   if (candidates.empty()) return std::nullopt;
   return candidates[env_.rng().below(candidates.size())].peer;
+}
+
+void CollaborativePeer::discard_accumulated() {
+  if (!trainer_) return;
+  const std::uint64_t stale = trainer_->take();
+  learner_->discard();
+  if (stale && events_.discarded) events_.discarded(stale);
 }
 
 void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
@@ -322,12 +325,7 @@ bool CollaborativePeer::apply_updates(const StateSnapshot& got) {
   // parameters. The replay below hands the learner's accumulation over and overwrites it, so it is
   // thrown away here and counted so, as what the peer held when it fell behind was: kept, the
   // trainer would count it into the next step while the learner no longer held its gradient.
-  if (trainer_) {
-    if (const std::uint64_t stale = trainer_->take()) {
-      learner_->discard();
-      if (events_.discarded) events_.discarded(stale);
-    }
-  }
+  if (trainer_ && trainer_->accumulated() > 0) discard_accumulated();
   if (!learner_->has_values()) return true;  // sizes only: the step and lineage are what changes
   const std::size_t each = codec::encoded_size(update_codec(), learner_->parameter_count());
   if (got.bytes.empty() || got.bytes.size() % each != 0) return false;

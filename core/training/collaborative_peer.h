@@ -175,6 +175,9 @@ class CollaborativePeer {
   // True when this peer's state at its step is not the collaboration's.
   bool diverged() const;
   // Loads the state of the collaboration's step (or this peer's, if later) from another peer.
+  // Throws away what the trainer and learner accumulated on parameters the peer no longer holds,
+  // and counts it as discarded.
+  void discard_accumulated();
   void start_sync(const progress::GlobalProgress& g);
   // Whom to ask for the state at `step`; nullopt: nobody yet.
   std::optional<PeerId> state_provider(std::uint64_t step);

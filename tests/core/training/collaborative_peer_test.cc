@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -157,6 +158,33 @@ class LateToOneGroup final : public ForwardingCoordinator {
   bool waiting_ = false;
 };
 
+// Three peers at 100 samples/s on 100 Mb/s links, all-reduce over the DHT coordinator, peer 2's
+// third search 12 s late (LateToOneGroup): matchmaking leaves it out of that round. `c` sets the
+// batch and whether state is loaded; `learner` and `events` are per peer.
+std::vector<std::unique_ptr<CollaborativePeer>> swarm_with_a_late_peer(
+    core::testing::MemoryWorld& world, const std::string& run, CollaborativePeerConfig c,
+    const std::function<std::unique_ptr<Learner>(PeerId)>& learner,
+    const std::function<CollaborativePeerEvents(PeerId)>& events) {
+  c.trainer.micro_batch = 1;
+  c.strategy = averaging::Strategy::AllReduce;
+  c.capacity.compute_sps = 100;
+  c.capacity.upload_bps = c.capacity.download_bps = 1e8;
+  std::vector<std::unique_ptr<CollaborativePeer>> peers;
+  for (PeerId i = 0; i < world.size(); ++i) {
+    DhtCoordinatorConfig dc = coordination(run, c, 2, world.size());
+    dc.progress.expiration = 30;  // as live averaging runs publish (sim/scenario/peer_setup.cc)
+    dc.progress.refresh_period = 15;
+    PeerParts parts;
+    auto dht = std::make_unique<DhtCoordinator>(world.env(i), dc);
+    if (i == 2) parts.coordinator = std::make_unique<LateToOneGroup>(world.env(i), std::move(dht), 3, 12.0);
+    else parts.coordinator = std::move(dht);
+    parts.learner = learner(i);
+    peers.push_back(std::make_unique<CollaborativePeer>(world.env(i), c, std::move(parts), events(i)));
+  }
+  for (PeerId i = 0; i < peers.size(); ++i) peers[i]->start(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0});
+  return peers;
+}
+
 // A collaboration (a fixed quota of one sample) in which matchmaking leaves peer 2 out of one
 // round, as a read stalled on a stopped peer did live. It sits a step behind; its record, last
 // published as the round before ended, reads "still finishing the last round, needs its whole quota
@@ -176,35 +204,24 @@ LeftOutRun run_left_out(bool sync_state) {
     std::vector<PeerId> members;
   };
   std::vector<std::map<std::uint64_t, Round>> rounds(kPeers);  // per peer, by round id
-  std::vector<std::unique_ptr<CollaborativePeer>> peers;
   LeftOutRun run;
-  for (PeerId i = 0; i < kPeers; ++i) {
-    CollaborativePeerConfig c;
-    c.quota = 1;
-    c.trainer.micro_batch = 1;
-    c.sync_state = sync_state;
-    c.strategy = averaging::Strategy::AllReduce;
-    c.capacity.compute_sps = 100;
-    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
-    DhtCoordinatorConfig dc = coordination(sync_state ? "left-out-state" : "left-out", c, 2, kPeers);
-    dc.progress.expiration = 30;  // as live averaging runs publish (sim/scenario/peer_setup.cc)
-    dc.progress.refresh_period = 15;
-    PeerParts parts;
-    auto dht = std::make_unique<DhtCoordinator>(world.env(i), dc);
-    if (i == 2) parts.coordinator = std::make_unique<LateToOneGroup>(world.env(i), std::move(dht), 3, 12.0);
-    else parts.coordinator = std::move(dht);
-    parts.learner = std::make_unique<core::testing::TimedLearner>(world.env(i), 1000);
-    CollaborativePeerEvents events;
-    events.round_started = [&, i](const averaging::RoundPlan& plan, std::uint64_t) {
-      rounds[i][plan.round_id] = Round{world.now(), 0, plan.members};
-    };
-    events.round_finished = [&, i](const averaging::RoundOutcome& o, std::uint64_t, std::uint64_t) {
-      rounds[i][o.round_id].end = world.now();
-    };
-    if (i == 2) events.sync_finished = [&](bool ok, std::uint64_t, bool) { run.loaded_by_2 += ok ? 1 : 0; };
-    peers.push_back(std::make_unique<CollaborativePeer>(world.env(i), c, std::move(parts), std::move(events)));
-  }
-  for (PeerId i = 0; i < kPeers; ++i) peers[i]->start(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0});
+  CollaborativePeerConfig c;
+  c.quota = 1;
+  c.sync_state = sync_state;
+  const auto peers = swarm_with_a_late_peer(
+      world, sync_state ? "left-out-state" : "left-out", c,
+      [&](PeerId i) { return std::make_unique<core::testing::TimedLearner>(world.env(i), 1000); },
+      [&](PeerId i) {
+        CollaborativePeerEvents events;
+        events.round_started = [&, i](const averaging::RoundPlan& plan, std::uint64_t) {
+          rounds[i][plan.round_id] = Round{world.now(), 0, plan.members};
+        };
+        events.round_finished = [&, i](const averaging::RoundOutcome& o, std::uint64_t, std::uint64_t) {
+          rounds[i][o.round_id].end = world.now();
+        };
+        if (i == 2) events.sync_finished = [&](bool ok, std::uint64_t, bool) { run.loaded_by_2 += ok ? 1 : 0; };
+        return events;
+      });
   world.run_until(90);
   // Peer 0's rounds in order of their start; the one peer 2 missed, and the first it is back in.
   std::vector<Round> seen;
@@ -289,40 +306,31 @@ class CountingLearner final : public Learner {
 TEST(CollaborativePeer, AMicroBatchThatLandsDuringAnUpdateDownloadIsDiscardedWithTheReplay) {
   constexpr std::size_t kPeers = 3;
   core::testing::MemoryWorld world(kPeers, core::testing::PeerSpec{0.01, 1e8, /*compute_sps=*/100});
-  std::vector<std::unique_ptr<CollaborativePeer>> peers;
   std::vector<CountingLearner*> learners;
   int mismatches = 0, update_syncs = 0, rounds_of_2 = 0;
   std::uint64_t computed = 0, contributed = 0, discarded = 0;
-  for (PeerId i = 0; i < kPeers; ++i) {
-    CollaborativePeerConfig c;
-    c.target_batch = 50;  // pooled: the trainers keep computing up to the round
-    c.trainer.micro_batch = 1;
-    c.strategy = averaging::Strategy::AllReduce;
-    c.capacity.compute_sps = 100;
-    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
-    DhtCoordinatorConfig dc = coordination("landing", c, 2, kPeers);
-    dc.progress.expiration = 30;
-    dc.progress.refresh_period = 15;
-    PeerParts parts;
-    auto dht = std::make_unique<DhtCoordinator>(world.env(i), dc);
-    if (i == 2) parts.coordinator = std::make_unique<LateToOneGroup>(world.env(i), std::move(dht), 3, 12.0);
-    else parts.coordinator = std::move(dht);
-    auto learner = std::make_unique<CountingLearner>(world.env(i));
-    learners.push_back(learner.get());
-    parts.learner = std::move(learner);
-    CollaborativePeerEvents events;
-    events.round_finished = [&, i](const averaging::RoundOutcome&, std::uint64_t given, std::uint64_t) {
-      if (given != learners[i]->handed()) ++mismatches;
-      if (i == 2) ++rounds_of_2, contributed += given;
-    };
-    if (i == 2) {
-      events.computed = [&](std::uint64_t n) { computed += n; };
-      events.discarded = [&](std::uint64_t n) { discarded += n; };
-      events.sync_finished = [&](bool ok, std::uint64_t, bool updates) { update_syncs += ok && updates ? 1 : 0; };
-    }
-    peers.push_back(std::make_unique<CollaborativePeer>(world.env(i), c, std::move(parts), std::move(events)));
-  }
-  for (PeerId i = 0; i < kPeers; ++i) peers[i]->start(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0});
+  CollaborativePeerConfig c;
+  c.target_batch = 50;  // pooled: the trainers keep computing up to the round
+  const auto peers = swarm_with_a_late_peer(
+      world, "landing", c,
+      [&](PeerId i) {
+        auto learner = std::make_unique<CountingLearner>(world.env(i));
+        learners.push_back(learner.get());
+        return learner;
+      },
+      [&](PeerId i) {
+        CollaborativePeerEvents events;
+        events.round_finished = [&, i](const averaging::RoundOutcome&, std::uint64_t given, std::uint64_t) {
+          if (given != learners[i]->handed()) ++mismatches;
+          if (i == 2) ++rounds_of_2, contributed += given;
+        };
+        if (i == 2) {
+          events.computed = [&](std::uint64_t n) { computed += n; };
+          events.discarded = [&](std::uint64_t n) { discarded += n; };
+          events.sync_finished = [&](bool ok, std::uint64_t, bool updates) { update_syncs += ok && updates ? 1 : 0; };
+        }
+        return events;
+      });
   world.run_until(60);
   EXPECT_GE(update_syncs, 1) << "peer 2 never fetched a missed step as an update";
   EXPECT_GE(rounds_of_2, 5);
