@@ -7,6 +7,7 @@ cd "$(dirname "$0")"
 packages=(
   cmake g++ make pkg-config            # toolchain
   libglpk-dev                          # the planner's LP/MIP solver
+  libgoogle-perftools-dev              # tcmalloc: the simulator allocates small records in bursts
   libeigen3-dev                        # vector arithmetic in the core (averaging reduction)
   libsodium-dev                        # Ed25519 signatures: the allowlist authentication (core/auth)
   nlohmann-json3-dev libcli11-dev      # scenarios and results as JSON; the CLI

@@ -5,9 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <numeric>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +26,7 @@
 #include "scenarios/scenario_loader.h"
 #include "sim/network/backend.h"
 #include "sim/experiments/training_experiment.h"
+#include "sweep/local_pool.h"
 
 namespace swarmlab::cli {
 namespace {
@@ -34,6 +39,7 @@ struct AlbertArgs {
   std::string coordination = "oracle";
   bool json = false;
   bool quiet = false;
+  unsigned jobs = 0;  // 0: one per core, at most one per setup
   sim::RunBudget budget;
 };
 
@@ -62,6 +68,96 @@ std::string explain(const scenarios::Scenario& sc, const sim::TrainingRunResult&
   return s;
 }
 
+// One setup's figures as `swarmlab albert --json` prints them, less relative_speed, plus the
+// wire sizes the assumptions quote.
+nlohmann::ordered_json setup_summary(const char* name, const scenarios::Scenario& sc, const sim::TrainingRunResult& r) {
+  return {{"name", name},
+          {"steps_per_hour", r.steps_per_hour},
+          {"relative_speed", 0},
+          {"steps", r.steps},
+          {"dpu", r.dpu},
+          {"coordination", r.coordination},
+          {"mean_round_s", r.mean_round_s},
+          {"averaging_s", r.averaging_s},
+          {"mean_utilisation", r.mean_utilisation},
+          {"mean_idle_s", r.mean_idle_s},
+          {"mean_traffic_gb_per_hour", r.mean_traffic_gb_per_hour},
+          {"state_downloads", r.state_downloads},
+          {"update_downloads", r.update_downloads},
+          {"rounds", r.rounds},
+          {"max_left_out_share", r.max_left_out_share},
+          {"ledger_balanced", r.ledger.balanced() && r.ledger.pending == r.pending_check},
+          {"samples_lost", r.ledger.lost},
+          {"samples_discarded", r.ledger.discarded},
+          {"peers", sc.peers.size()},
+          {"explanation", explain(sc, r)},
+          {"gradient_bytes", r.gradient_bytes},
+          {"state_bytes", r.state_bytes}};
+}
+
+// Runs the setups in up to `jobs` processes at once (each run is single-threaded and shares
+// nothing with the others), the costliest first, and returns their summaries in setup order. A
+// child hands its summary back as a file: the results are the same whatever runs where.
+std::vector<nlohmann::ordered_json> run_setups(const std::vector<scenarios::Scenario>& setups,
+                                               const sim::TrainingRunConfig& cfg, const std::string& out,
+                                               unsigned jobs, Progress& progress) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "swarmlab-albert-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) throw std::runtime_error("swarmlab albert: cannot create a temporary folder in " + std::filesystem::temp_directory_path().string());
+  const std::filesystem::path tmp = pattern;
+  struct RemoveTmp {
+    std::filesystem::path dir;
+    ~RemoveTmp() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove_tmp{tmp};
+  const auto summary_path = [&](std::size_t i) { return tmp / (std::to_string(i) + ".json"); };
+  std::vector<std::size_t> order(setups.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<double> cost(setups.size());
+  for (std::size_t i = 0; i < setups.size(); ++i) cost[i] = sim::training_cost(setups[i], *cfg.duration_s).events;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  std::vector<nlohmann::ordered_json> summaries(setups.size());
+  std::vector<std::string> errors;
+  std::size_t done = 0;
+  const bool finished = sweep::run_forked(
+      order, jobs,
+      [&](std::size_t i) {
+        nlohmann::ordered_json summary;
+        int code = 0;
+        try {
+          const sim::TrainingRunResult r = sim::run_training(setups[i], cfg);
+          if (!out.empty()) analysis::write_training_outputs(r, out, kSetups[i]);
+          summary = setup_summary(kSetups[i], setups[i], r);
+        } catch (const std::exception& e) {
+          summary = {{"error", e.what()}};
+          code = 1;
+        }
+        std::ofstream(summary_path(i)) << summary.dump();
+        return code;
+      },
+      [&](std::size_t i, const sweep::ChildExit& e) {
+        progress.update(++done, setups.size());
+        std::ifstream in(summary_path(i));
+        nlohmann::ordered_json summary = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+        if (e.exited && e.code == 0 && summary.is_object() && !summary.contains("error")) {
+          summaries[i] = std::move(summary);
+          return;
+        }
+        std::string why = summary.is_object() && summary.contains("error") ? summary["error"].get<std::string>()
+                          : e.exited ? "its process exited with status " + std::to_string(e.code)
+                                     : "its process died of signal " + std::to_string(e.signal);
+        errors.push_back(std::string(kSetups[i]) + ": " + why);
+      });
+  if (!finished) throw std::runtime_error("swarmlab albert: interrupted");
+  if (!errors.empty()) {
+    std::string all;
+    for (const auto& e : errors) all += (all.empty() ? "" : "; ") + e;
+    throw std::runtime_error("swarmlab albert: a setup failed: " + all);
+  }
+  return summaries;
+}
+
 const bool albert_registered = register_command(
     "albert", "DeDLOC ALBERT-large setups trained for a simulated 48 h: steps/hour and relative speed",
     [](CLI::App& sub) -> std::function<int()> {
@@ -79,6 +175,8 @@ const bool albert_registered = register_command(
       sub.add_option("--out", args->out, "write <setup>.json and CSVs (series, peers, steps) and steps.png here");
       sub.add_flag("--json", args->json, "print JSON");
       sub.add_flag("--quiet", args->quiet, "no progress bar");
+      sub.add_option("--jobs", args->jobs, "setups run at once, each in its own process (default: one per core)")
+          ->check(CLI::Range(1u, 64u));
       add_budget_options(sub, args->budget);
       return [args] {
         const std::string dir = args->scenario_dir.empty() ? find_data_dir("scenarios/albert") : args->scenario_dir;
@@ -103,44 +201,22 @@ const bool albert_registered = register_command(
                                    "expected a folder name without control characters, got " + traces::quoted(args->out));
           prepare_out_dir(args->out, "--out");
         }
+        const unsigned jobs = args->jobs ? args->jobs : std::max(1u, std::thread::hardware_concurrency());
         Progress progress("albert", args->quiet || args->json);
-        std::vector<std::pair<scenarios::Scenario, sim::TrainingRunResult>> runs;
-        for (std::size_t i = 0; i < std::size(kSetups); ++i) {
-          scenarios::Scenario sc = std::move(loaded[i]);
-          sim::TrainingRunResult r = sim::run_training(sc, cfg);
-          if (!args->out.empty()) analysis::write_training_outputs(r, args->out, kSetups[i]);
-          runs.emplace_back(std::move(sc), std::move(r));
-          progress.update(i + 1, std::size(kSetups));
-        }
-        const double base = runs[0].second.steps_per_hour;
-        const auto& first = runs[0].first;
+        const std::vector<nlohmann::ordered_json> runs = run_setups(loaded, cfg, args->out, jobs, progress);
+        const double base = runs[0]["steps_per_hour"].get<double>();
+        const auto& first = loaded[0];
         nlohmann::ordered_json j;
         j["backend"] = args->backend;
         j["hours"] = args->hours;
         j["coordination"] = args->coordination;
         auto& setups = j["setups"] = nlohmann::ordered_json::array();
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-          const auto& [sc, r] = runs[i];
-          setups.push_back({{"name", kSetups[i]},
-                            {"steps_per_hour", r.steps_per_hour},
-                            {"relative_speed", base > 0 ? r.steps_per_hour / base : 0},
-                            {"steps", r.steps},
-                            {"dpu", r.dpu},
-                            {"coordination", r.coordination},
-                            {"mean_round_s", r.mean_round_s},
-                            {"averaging_s", r.averaging_s},
-                            {"mean_utilisation", r.mean_utilisation},
-                            {"mean_idle_s", r.mean_idle_s},
-                            {"mean_traffic_gb_per_hour", r.mean_traffic_gb_per_hour},
-                            {"state_downloads", r.state_downloads},
-                            {"update_downloads", r.update_downloads},
-                            {"rounds", r.rounds},
-                            {"max_left_out_share", r.max_left_out_share},
-                            {"ledger_balanced", r.ledger.balanced() && r.ledger.pending == r.pending_check},
-                            {"samples_lost", r.ledger.lost},
-                            {"samples_discarded", r.ledger.discarded},
-                            {"peers", sc.peers.size()},
-                            {"explanation", explain(sc, r)}});
+        for (const auto& run : runs) {
+          nlohmann::ordered_json setup = run;
+          setup.erase("gradient_bytes");
+          setup.erase("state_bytes");
+          setup["relative_speed"] = base > 0 ? run["steps_per_hour"].get<double>() / base : 0;
+          setups.push_back(std::move(setup));
         }
         const double sps = first.peers.empty() ? 0 : first.peers[0].compute_sps;
         j["assumptions"] = {
@@ -154,8 +230,8 @@ const bool albert_registered = register_command(
              "phase-2 rate of about 40 sequences/s on a V100 scaled by a T4's roughly 1/3 gives the same "
              "(scenarios/README.md)"},
             {"wire_precision", std::string(core::codec::name(first.workload.wire_precision))},
-            {"gradient_bytes", runs[0].second.gradient_bytes},
-            {"state_bytes", runs[0].second.state_bytes},
+            {"gradient_bytes", runs[0]["gradient_bytes"]},
+            {"state_bytes", runs[0]["state_bytes"]},
             {"sender_timeout_s", first.averaging.sender_timeout_s.value_or(30)},
             {"reducer_timeout_s", first.averaging.reducer_timeout_s.value_or(60)},
             {"goodput_fraction", cfg.transport.goodput_fraction},
@@ -192,15 +268,17 @@ const bool albert_registered = register_command(
                   << ", " << args->hours << " h simulated (" << args->backend << " backend, " << args->coordination
                   << " coordination)\n\n";
         std::cout << "setup              steps/h  relative  round_s  util   GB/h  left_out  ledger\n";
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-          const auto& r = runs[i].second;
-          std::printf("%-17s %8.1f %9.3f %8.2f %4.0f%% %6.2f %8.1f%%  %s\n", kSetups[i], r.steps_per_hour,
-                      base > 0 ? r.steps_per_hour / base : 0, r.mean_round_s, 100 * r.mean_utilisation,
-                      r.mean_traffic_gb_per_hour, 100 * r.max_left_out_share,
-                      r.ledger.balanced() && r.ledger.pending == r.pending_check ? "balanced" : "UNBALANCED");
+        // (j["setups"], not `setups`: adding keys to an ordered_json moves its members.)
+        for (const auto& setup : j["setups"]) {
+          const auto v = [&](const char* field) { return setup[field].get<double>(); };
+          std::printf("%-17s %8.1f %9.3f %8.2f %4.0f%% %6.2f %8.1f%%  %s\n", setup["name"].get<std::string>().c_str(),
+                      v("steps_per_hour"), v("relative_speed"), v("mean_round_s"), 100 * v("mean_utilisation"),
+                      v("mean_traffic_gb_per_hour"), 100 * v("max_left_out_share"),
+                      setup["ledger_balanced"].get<bool>() ? "balanced" : "UNBALANCED");
         }
         std::cout << "\n";
-        for (std::size_t i = 0; i < runs.size(); ++i) std::cout << kSetups[i] << ": " << explain(runs[i].first, runs[i].second) << "\n";
+        for (const auto& setup : j["setups"])
+          std::cout << setup["name"].get<std::string>() << ": " << setup["explanation"].get<std::string>() << "\n";
         if (j.contains("plot")) std::cout << std::flush, std::cerr << j["plot"].get<std::string>() << "\n";
         return kExitOk;
       };

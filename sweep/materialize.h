@@ -2,7 +2,7 @@
 // One run's scenario: the base scenario with the run's axis values applied and its seed set
 // (sweep/README.md, "What each target does"). The result is written as scenario JSON and read
 // back by the scenario loader, so every run is validated exactly as a hand-written scenario and
-// can be reproduced with `swarmlab sweep SPEC --scenario-of RUN`. Churn rates are the exception:
+// can be reproduced with `swarmlab sweep <spec.json> --scenario-of RUN`. Churn rates are the exception:
 // they become a generated churn trace on the loaded scenario.
 //
 // Randomness (per-peer draws, which peers are clients, churn sessions) comes from the run's seed

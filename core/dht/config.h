@@ -37,6 +37,16 @@ struct DhtConfig {
   bool narrow_value_lookups = false;
   Seconds slow_request_s = 1.0;
 
+  // A store reuses the replicas that its node's last lookup of the same key found, if that lookup
+  // finished less than this long ago, instead of looking them up again (OpenDHT keeps a search per
+  // key alive the same way; docs/interpretations.md §28). A peer republishes its progress every
+  // few seconds and every store began with a lookup: half the DHT's requests. Any change to our
+  // routing table (a node added or dropped) since that lookup, and the store looks up again: a set
+  // found while we knew few nodes (just after joining) is not kept. A replica that fails leaves
+  // the reused set (the next closest takes its place, as in any store); a store that no replica
+  // accepts drops the set. 0 looks up before every store.
+  Seconds store_lookup_reuse_s = 30.0;
+
   // Failing peers are banned: the n-th consecutive failure (n = 0 for the first) bans the peer
   // for blacklist_base_s · blacklist_backoff^n seconds (hivemind Blacklist: 5 · 2^n).
   Seconds blacklist_base_s = 5.0;

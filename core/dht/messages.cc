@@ -1,5 +1,6 @@
 #include "core/dht/messages.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -35,11 +36,6 @@ double get_time(Reader& r) {
   return t;
 }
 
-Bytes get_bytes(Reader& r, std::size_t max) {
-  auto s = r.bytes(max);
-  return Bytes(s.begin(), s.end());
-}
-
 void put_contacts(Writer& w, const std::vector<Contact>& contacts, int bits) {
   w.varint(contacts.size());
   for (const Contact& c : contacts) {
@@ -48,15 +44,16 @@ void put_contacts(Writer& w, const std::vector<Contact>& contacts, int bits) {
   }
 }
 
-std::vector<Contact> get_contacts(Reader& r, const WireLimits& limits) {
+// `keep` false: checked as carefully, but nothing is built (a reply nobody reads any more).
+std::vector<Contact> get_contacts(Reader& r, const WireLimits& limits, bool keep) {
   const std::size_t n = r.count(id_bytes(limits.id_bits) + 1);
   if (n > limits.max_contacts) throw DecodeError(std::to_string(n) + " contacts exceed the limit");
-  std::vector<Contact> out(n);
-  for (Contact& c : out) {
-    c.id = get_id(r, limits.id_bits);
+  std::vector<Contact> out(keep ? n : 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const NodeId id = get_id(r, limits.id_bits);
     const std::uint64_t peer = r.varint();
     if (peer > std::numeric_limits<PeerId>::max()) throw DecodeError("peer id out of range");
-    c.peer = static_cast<PeerId>(peer);
+    if (keep) out[i] = Contact{id, static_cast<PeerId>(peer)};
   }
   return out;
 }
@@ -79,28 +76,35 @@ void put_record(Writer& w, const Record* record) {
   }
 }
 
-std::optional<Record> get_record(Reader& r, const WireLimits& limits) {
+Bytes to_bytes(std::span<const std::uint8_t> s) { return Bytes(s.begin(), s.end()); }
+
+// `keep` false: checked as carefully, but nothing is built (nullopt).
+std::optional<Record> get_record(Reader& r, const WireLimits& limits, bool keep) {
   switch (r.u8()) {
     case kRecordNone:
       return std::nullopt;
     case kRecordPlain: {
-      TimedValue v;
-      v.value = get_bytes(r, limits.max_value_bytes);
-      v.expiration = get_time(r);
-      return Record(std::move(v));
+      const auto value = r.bytes(limits.max_value_bytes);
+      const Seconds expiration = get_time(r);
+      if (!keep) return std::nullopt;
+      return Record(TimedValue{to_bytes(value), expiration});
     }
     case kRecordDictionary: {
       const std::size_t n = r.count(kMinEntryBytes);
       if (n == 0) throw DecodeError("empty dictionary");
       Dictionary d;
+      std::span<const std::uint8_t> previous;
       for (std::size_t i = 0; i < n; ++i) {
-        Bytes subkey = get_bytes(r, limits.max_subkey_bytes);
-        TimedValue v;
-        v.value = get_bytes(r, limits.max_value_bytes);
-        v.expiration = get_time(r);
-        if (!d.empty() && !BytesLess{}(d.rbegin()->first, subkey)) throw DecodeError("dictionary subkeys not ascending");
-        d.emplace_hint(d.end(), std::move(subkey), std::move(v));
+        const auto subkey = r.bytes(limits.max_subkey_bytes);
+        const auto value = r.bytes(limits.max_value_bytes);
+        const Seconds expiration = get_time(r);
+        // Ascending as BytesLess orders them: bytewise, then the shorter first.
+        if (i > 0 && !std::lexicographical_compare(previous.begin(), previous.end(), subkey.begin(), subkey.end()))
+          throw DecodeError("dictionary subkeys not ascending");
+        previous = subkey;
+        if (keep) d.emplace_hint(d.end(), to_bytes(subkey), TimedValue{to_bytes(value), expiration});
       }
+      if (!keep) return std::nullopt;
       return Record(std::move(d));
     }
     default:
@@ -170,7 +174,8 @@ std::vector<std::uint8_t> encode(const DhtMessage& m) {
   return out;
 }
 
-DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits) {
+DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits, ReplyBody body) {
+  const bool keep = body == ReplyBody::Keep;
   if (bytes.size() > limits.max_message_bytes)
     throw DecodeError("message of " + std::to_string(bytes.size()) + " bytes exceeds the limit");
   Reader r(bytes);
@@ -198,16 +203,16 @@ DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits)
       m.target = get_id(r, m.id_bits);
       break;
     case MessageKind::FindNodeResponse:
-      m.contacts = get_contacts(r, limits);
+      m.contacts = get_contacts(r, limits, keep);
       break;
     case MessageKind::FindValueResponse:
-      m.record = get_record(r, limits);
-      m.contacts = get_contacts(r, limits);
+      m.record = get_record(r, limits, keep);
+      m.contacts = get_contacts(r, limits, keep);
       break;
     case MessageKind::StoreRequest:
       m.target = get_id(r, m.id_bits);
-      if (get_bool(r)) m.subkey = get_bytes(r, limits.max_subkey_bytes);
-      m.value.value = get_bytes(r, limits.max_value_bytes);
+      if (get_bool(r)) m.subkey = to_bytes(r.bytes(limits.max_subkey_bytes));
+      m.value.value = to_bytes(r.bytes(limits.max_value_bytes));
       m.value.expiration = get_time(r);
       break;
     case MessageKind::StoreResponse:
@@ -216,6 +221,17 @@ DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits)
   }
   r.finish();
   return m;
+}
+
+std::optional<std::uint64_t> response_request_id(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < 4 || bytes[0] != static_cast<std::uint8_t>(ServiceId::Dht)) return std::nullopt;
+  if (bytes[1] < 1 || bytes[1] > 8 || is_request(static_cast<MessageKind>(bytes[1]))) return std::nullopt;
+  try {
+    Reader r(bytes.subspan(3));
+    return r.varint();
+  } catch (const DecodeError&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace swarmlab::core::dht

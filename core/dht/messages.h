@@ -91,7 +91,16 @@ void encode(const DhtMessage& m, std::vector<std::uint8_t>& out);
 // storage, without copying the record into the message).
 void encode(const DhtMessage& m, std::vector<std::uint8_t>& out, const Record* record);
 std::vector<std::uint8_t> encode(const DhtMessage& m);
+// What decode() builds of a response's record and contacts. CheckOnly checks them exactly as
+// Keep does (a malformed one still throws) but leaves them empty: a reply that arrives after its
+// lookup finished is read only for its sender, and a read that has its answers gets up to α - 1
+// more, each carrying the whole record.
+enum class ReplyBody { Keep, CheckOnly };
+
 // Throws DecodeError on anything but a well-formed DHT message within `limits`.
-DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits);
+DhtMessage decode(std::span<const std::uint8_t> bytes, const WireLimits& limits, ReplyBody body = ReplyBody::Keep);
+// The request id in the header of what looks like a response (nullopt otherwise), read without
+// decoding the rest; decode() still decides whether it is well formed.
+std::optional<std::uint64_t> response_request_id(std::span<const std::uint8_t> bytes);
 
 }  // namespace swarmlab::core::dht

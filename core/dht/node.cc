@@ -85,7 +85,8 @@ void DhtNode::send(PeerId to, const DhtMessage& m, const Record* record) {
   env_.send(to, std::move(msg));
 }
 
-bool DhtNode::send_request(PeerId to, std::optional<NodeId> expected, DhtMessage m, ReplyHandler on_reply) {
+bool DhtNode::send_request(PeerId to, std::optional<NodeId> expected, DhtMessage m, ReplyHandler on_reply,
+                           std::uint64_t lookup_id) {
   if (to == env_.self() || blacklist_.is_banned(to, env_.now())) return false;
   const std::uint64_t rid = next_request_id_++;
   m.request_id = rid;
@@ -94,6 +95,7 @@ bool DhtNode::send_request(PeerId to, std::optional<NodeId> expected, DhtMessage
   p.expected = expected;
   p.expect = response_to(m.kind);
   p.on_reply = std::move(on_reply);
+  p.lookup = lookup_id;
   p.sent = env_.now();
   p.deadline = env_.now() + config_.request_timeout_s;
   arm_timeout();
@@ -157,9 +159,16 @@ void DhtNode::suspect(PeerId peer) {
 bool DhtNode::receive(PeerId from, std::span<const std::uint8_t> bytes) {
   ++stats_.messages_received;
   stats_.bytes_received += bytes.size() + kFrameHeaderBytes;
+  // A reply to a lookup that has finished updates only the routing table: its record and contacts
+  // are checked but not built.
+  ReplyBody body = ReplyBody::Keep;
+  if (const auto rid = response_request_id(bytes)) {
+    const auto it = pending_.find(*rid);
+    if (it != pending_.end() && it->second.lookup != 0 && !lookups_.count(it->second.lookup)) body = ReplyBody::CheckOnly;
+  }
   DhtMessage m;
   try {
-    m = decode(bytes, limits_);
+    m = decode(bytes, limits_, body);
   } catch (const DecodeError&) {
     ++stats_.dropped_malformed;
     return false;
@@ -274,7 +283,8 @@ void DhtNode::pump(std::uint64_t lookup_id) {
     const bool sent = send_request(contact.peer, contact.id, std::move(m),
                                    [this, lookup_id](DhtMessage* reply, const Pending& request) {
                                      lookup_reply(lookup_id, *request.expected, reply);
-                                   });
+                                   },
+                                   lookup_id);
     if (sent) {
       l.shortlist.sent(contact.id);
       ++l.stats.requests;
@@ -419,20 +429,45 @@ void DhtNode::store_id(const NodeId& key, std::optional<Bytes> subkey, TimedValu
   op->subkey = std::move(subkey);
   op->value = std::move(value);
   op->done = std::move(done);
+  if (config_.store_lookup_reuse_s > 0) {
+    auto it = replica_sets_.find(key);
+    if (it != replica_sets_.end() && env_.now() - it->second.found < config_.store_lookup_reuse_s &&
+        it->second.table_version == table_.version()) {
+      std::vector<Contact> targets = it->second.closest;
+      // Like a lookup, never inside the caller.
+      later(0, [this, op, targets = std::move(targets)]() mutable { store_to(op, std::move(targets)); });
+      return;
+    }
+  }
   start_lookup(key, false, config_.num_replicas, {}, std::nullopt, [this, op](Lookup& l) {
     op->lookup = l.stats;
-    op->targets = l.shortlist.closest_responded(config_.bucket_size);
-    // This node holds a replica itself when it is among the num_replicas closest.
-    std::size_t ahead = 0;
-    for (const Contact& c : op->targets)
-      if (ahead < config_.num_replicas && closer(op->key, c.id, id_)) ++ahead;
-    op->wanted = config_.num_replicas;
-    if (ahead < config_.num_replicas && op->wanted > 0) {
-      --op->wanted;
-      if (storage_.store(op->key, op->subkey ? &*op->subkey : nullptr, op->value, env_.now())) ++op->accepted;
+    std::vector<Contact> targets = l.shortlist.closest_responded(config_.bucket_size);
+    if (config_.store_lookup_reuse_s > 0) {
+      if (replica_sets_.size() >= kMaxReplicaSets) forget_replica_sets(env_.now());
+      replica_sets_[op->key] = {targets, env_.now(), table_.version()};
     }
-    store_next(op);
+    store_to(op, std::move(targets));
   });
+}
+
+void DhtNode::forget_replica_sets(Seconds now) {
+  std::erase_if(replica_sets_, [&](const auto& e) { return now - e.second.found >= config_.store_lookup_reuse_s; });
+  // Still full (many keys stored within the period): start over rather than keep any order.
+  if (replica_sets_.size() >= kMaxReplicaSets) replica_sets_.clear();
+}
+
+void DhtNode::store_to(const std::shared_ptr<StoreOp>& op, std::vector<Contact> targets) {
+  op->targets = std::move(targets);
+  // This node holds a replica itself when it is among the num_replicas closest.
+  std::size_t ahead = 0;
+  for (const Contact& c : op->targets)
+    if (ahead < config_.num_replicas && closer(op->key, c.id, id_)) ++ahead;
+  op->wanted = config_.num_replicas;
+  if (ahead < config_.num_replicas && op->wanted > 0) {
+    --op->wanted;
+    if (storage_.store(op->key, op->subkey ? &*op->subkey : nullptr, op->value, env_.now())) ++op->accepted;
+  }
+  store_next(op);
 }
 
 void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
@@ -442,21 +477,33 @@ void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
     m.target = op->key;
     m.subkey = op->subkey;
     m.value = op->value;
-    const bool sent = send_request(target.peer, target.id, std::move(m), [this, op](const DhtMessage* reply, const Pending&) {
+    const bool sent = send_request(target.peer, target.id, std::move(m), [this, op](const DhtMessage* reply, const Pending& request) {
       --op->outstanding;
       if (reply) {
         ++op->answered;
         if (reply->stored) ++op->accepted;
+      } else {
+        forget_replica(op->key, *request.expected);
       }
       store_next(op);  // a failed replica is replaced by the next closest node
     });
-    if (sent) ++op->outstanding;
+    if (sent) {
+      ++op->outstanding;
+    } else {
+      forget_replica(op->key, target.id);  // banned
+    }
   }
   if (op->outstanding == 0 && op->done) {
+    if (op->accepted == 0) replica_sets_.erase(op->key);
     StoreCallback done = std::move(op->done);
     op->done = nullptr;
     done(StoreResult{op->accepted > 0, op->accepted, op->lookup});
   }
+}
+
+void DhtNode::forget_replica(const NodeId& key, const NodeId& replica) {
+  auto it = replica_sets_.find(key);
+  if (it != replica_sets_.end()) std::erase_if(it->second.closest, [&](const Contact& c) { return c.id == replica; });
 }
 
 void DhtNode::get(std::string_view key, GetCallback done, GetOptions options) {
@@ -491,6 +538,7 @@ void DhtNode::refresh_bucket(int index) {
 void DhtNode::maintenance() {
   const Seconds now = env_.now();
   storage_.purge(now);
+  forget_replica_sets(now);
   const Seconds longest_ban = config_.blacklist_base_s * std::pow(config_.blacklist_backoff, config_.blacklist_max_exponent);
   blacklist_.forget_older_than(now - longest_ban);
   for (int index : table_.stale_buckets(now, config_.bucket_refresh_interval_s)) refresh_bucket(index);

@@ -102,7 +102,8 @@ class DhtNode final : public Service {
   // Stores under SHA-1(key) on the num_replicas closest nodes, found by a lookup that converges
   // on that many (hivemind); this node holds a replica itself when it is among them, and a replica
   // that fails is replaced by the next closest node that answered. With a subkey, stores one entry
-  // of a dictionary value. `done` gets ok when at least one replica accepted.
+  // of a dictionary value. `done` gets ok when at least one replica accepted. The lookup is skipped
+  // when one of the same key finished within store_lookup_reuse_s (config.h): its replicas serve.
   void store(std::string_view key, Bytes value, Seconds expiration, StoreCallback done);
   void store(std::string_view key, Bytes subkey, Bytes value, Seconds expiration, StoreCallback done);
   void store_id(const NodeId& key, std::optional<Bytes> subkey, TimedValue value, StoreCallback done);
@@ -152,6 +153,7 @@ class DhtNode final : public Service {
     MessageKind expect = MessageKind::PingResponse;
     Seconds sent = 0;
     Seconds deadline = 0;
+    std::uint64_t lookup = 0;  // the lookup that sent it (0: none); once it finished, nobody reads the body
     ReplyHandler on_reply;
   };
   struct Lookup;
@@ -163,7 +165,8 @@ class DhtNode final : public Service {
   void send(PeerId to, const DhtMessage& m, const Record* record = nullptr);
   // Sends a request and arranges for `on_reply` to run exactly once (reply, timeout or link
   // failure). Returns false without sending if the peer is banned.
-  bool send_request(PeerId to, std::optional<NodeId> expected, DhtMessage m, ReplyHandler on_reply);
+  bool send_request(PeerId to, std::optional<NodeId> expected, DhtMessage m, ReplyHandler on_reply,
+                    std::uint64_t lookup_id = 0);
   // `timed_out`: no reply in time (rather than a broken link), which a busy peer is forgiven.
   void fail_request(std::uint64_t request_id, bool timed_out = false);
   // Request timeouts share one timer: the timeout is the same for every request and ids grow with
@@ -181,7 +184,14 @@ class DhtNode final : public Service {
   void pump(std::uint64_t lookup_id);
   void lookup_reply(std::uint64_t lookup_id, const NodeId& asked, DhtMessage* reply);
   void finish_lookup(std::uint64_t lookup_id);
+  // Sends the store to its replicas among `targets` (closest first, the rest spares).
+  void store_to(const std::shared_ptr<StoreOp>& op, std::vector<Contact> targets);
   void store_next(const std::shared_ptr<StoreOp>& op);
+  // `replica` failed a store of `key`: the next store does not ask it again.
+  void forget_replica(const NodeId& key, const NodeId& replica);
+  // Drops the replica sets older than the reuse period (all of them if that leaves too many).
+  void forget_replica_sets(Seconds now);
+  static constexpr std::size_t kMaxReplicaSets = 1024;
 
   void maintenance();
   void refresh_bucket(int index);
@@ -200,6 +210,13 @@ class DhtNode final : public Service {
   std::uint64_t next_request_id_ = 1;
   bool timeout_armed_ = false;
   std::map<std::uint64_t, std::unique_ptr<Lookup>> lookups_;
+  // The replicas the last store lookup of each key found, for store_lookup_reuse_s (config.h).
+  struct ReplicaSet {
+    std::vector<Contact> closest;  // nearest first
+    Seconds found = 0;
+    std::uint64_t table_version = 0;  // our routing table then: any change since, and we look again
+  };
+  std::map<NodeId, ReplicaSet> replica_sets_;
   std::uint64_t next_lookup_id_ = 1;
   bool maintaining_ = false;
   Liveness last_heard_;

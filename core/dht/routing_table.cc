@@ -47,6 +47,7 @@ RoutingTable::UpdateResult RoutingTable::update(const Contact& contact, Seconds 
   if (b.entries.size() < k_) {
     b.entries.push_back({contact, now});
     ++size_;
+    ++version_;
     return {Outcome::Added, std::nullopt};
   }
   if (replacement_cache_size_ > 0) {
@@ -72,6 +73,7 @@ bool RoutingTable::remove(const NodeId& id) {
   }
   b.entries.erase(it);
   --size_;
+  ++version_;
   if (!b.replacements.empty()) {
     // The most recently seen candidate is the likeliest to be alive.
     b.entries.push_back(b.replacements.back());

@@ -13,6 +13,7 @@
 // between checks are still evicted as soon as a request to them fails.
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -67,6 +68,8 @@ class RoutingTable {
   int closest_bucket() const;
 
   std::size_t size() const { return size_; }
+  // Changes whenever an entry is added or removed (not when one is only refreshed).
+  std::uint64_t version() const { return version_; }
   std::size_t replacement_count() const;
   std::size_t nonempty_buckets() const;
   const Bucket& bucket(int index) const;
@@ -78,6 +81,7 @@ class RoutingTable {
   std::size_t replacement_cache_size_;
   Seconds ping_interval_;
   std::size_t size_ = 0;
+  std::uint64_t version_ = 0;
   // The bucket `index`, created on first use. Most of the 160 (or 256) buckets stay empty for
   // ever (a network of N nodes fills about log2 N), and thousands of simulated nodes each hold a
   // table, so empty buckets take one pointer.

@@ -52,8 +52,14 @@ void Matchmaker::look_for_group(GroupCallback done, Seconds timeout, Seconds due
       give_up();
     });
   empty_fetches_ = 0;
-  if (!config_.client_mode) declare(due);
-  fetch();
+  if (config_.client_mode) return fetch();
+  // The first read waits for our own declaration to be stored. Peers usually start looking at
+  // nearly the same moment, so a read at once found nobody and, for a key nobody holds, asked
+  // every one of the k closest nodes (the whole DHT of a small collaboration) - half of all DHT
+  // requests in the ALBERT runs. Once ours is stored, a read finds it on the replicas and stops.
+  declare(due, [this, alive = alive_] {
+    if (*alive) fetch();
+  });
 }
 
 void Matchmaker::cancel() {
@@ -117,14 +123,17 @@ void Matchmaker::finish(std::optional<Group> group) {
 // ---------------------------------------------------------------------------------------------
 // Declarations
 
-void Matchmaker::store_declaration(const std::string& key, Seconds expiration, bool looking) {
+void Matchmaker::store_declaration(const std::string& key, Seconds expiration, bool looking,
+                                   std::function<void()> stored) {
   // A withdrawal must outlive (and so replace) the declaration it cancels.
   const Seconds dht_expiration = looking ? expiration : std::nextafter(expiration, kInfinity);
   dht_.store(key, peer_subkey(env_.self()), encode_declaration({expiration, looking}), dht_expiration,
-             [](const dht::StoreResult&) {});
+             [stored = std::move(stored)](const dht::StoreResult&) {
+               if (stored) stored();
+             });
 }
 
-void Matchmaker::declare(Seconds due) {
+void Matchmaker::declare(Seconds due, std::function<void()> stored) {
   declared_key_ = current_key();
   declared_expiration_ = std::max(env_.now() + config_.min_matchmaking_time, due);
   due_on_declare_ = due <= env_.now();
@@ -138,7 +147,7 @@ void Matchmaker::declare(Seconds due) {
       leader_check();
     });
   extended_ = 0;
-  store_declaration(declared_key_, declared_expiration_, true);
+  store_declaration(declared_key_, declared_expiration_, true, std::move(stored));
   env_.cancel(deadline_timer_);
   deadline_timer_ = env_.schedule(declared_expiration_ - env_.now(), [this] {
     deadline_timer_ = 0;
@@ -253,6 +262,12 @@ void Matchmaker::on_join_request(PeerId from, const MatchmakingMessage& m) {
   } else if (config_.client_mode || following() || declared_expiration_ == 0) {
     status = JoinStatus::NotALeader;
     if (following()) suggestion = leader_;
+  } else if (!m.client_mode && earlier(m.expiration, from, declared_expiration_ - extended_, env_.self())) {
+    // Only a later declaration may follow us (hivemind's leaders check the same). Followers pick
+    // leaders from what they last read, which can be a declaration since renewed: after a leader
+    // died, its followers all declared anew at once and, each still seeing the others' old
+    // declarations, asked each other, so that two could accept each other.
+    status = JoinStatus::DeclaredLater;
   } else if (duplicate) {
     status = JoinStatus::DuplicatePeerId;
   } else if (followers_.size() + 1 >= config_.target_group_size) {

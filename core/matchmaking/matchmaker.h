@@ -141,9 +141,11 @@ class Matchmaker final : public Service {
   void on_disband(PeerId from, const MatchmakingMessage& m);
   void on_leave(PeerId from, const MatchmakingMessage& m);
 
-  void declare(Seconds due = 0);
+  // `stored`, when given, runs once the declaration's store finished (whether or not it took).
+  void declare(Seconds due = 0, std::function<void()> stored = nullptr);
   void withdraw();
-  void store_declaration(const std::string& key, Seconds expiration, bool looking);
+  void store_declaration(const std::string& key, Seconds expiration, bool looking,
+                         std::function<void()> stored = nullptr);
   void on_deadline();
   // Begins, disbands or waits, as a potential leader whose group is full or whose time is up.
   void leader_check();

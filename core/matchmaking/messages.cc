@@ -48,6 +48,7 @@ const char* to_string(JoinStatus status) {
     case JoinStatus::GroupFull: return "group is full";
     case JoinStatus::NotALeader: return "not a leader";
     case JoinStatus::DuplicatePeerId: return "duplicate peer id";
+    case JoinStatus::DeclaredLater: return "declared later than the requester";
   }
   return "?";
 }
@@ -111,7 +112,7 @@ MatchmakingMessage decode(std::span<const std::uint8_t> bytes) {
     }
     case MessageKind::JoinReply: {
       const std::uint8_t status = r.u8();
-      if (status > static_cast<std::uint8_t>(JoinStatus::DuplicatePeerId)) throw DecodeError("matchmaking: unknown status");
+      if (status > static_cast<std::uint8_t>(JoinStatus::DeclaredLater)) throw DecodeError("matchmaking: unknown status");
       m.status = static_cast<JoinStatus>(status);
       if (m.status == JoinStatus::Accepted) m.leader_expiration = read_time(r);
       if (m.status == JoinStatus::NotALeader) m.suggested_leader = read_suggestion(r);

@@ -41,6 +41,7 @@ enum class JoinStatus : std::uint8_t {
   GroupFull = 4,           // already has target_group_size members
   NotALeader = 5,          // follows another leader (suggested) or is in client mode
   DuplicatePeerId = 6,     // the requester is already one of its followers
+  DeclaredLater = 7,       // the leader's declaration comes after the requester's: it should lead
 };
 const char* to_string(JoinStatus status);
 

@@ -225,5 +225,32 @@ TEST(DhtMessages, PeerIdsMustFitThirtyTwoBits) {
   EXPECT_THROW(decode(bytes, WireLimits{}), DecodeError);
 }
 
+// A reply nobody reads any more (its lookup finished) is decoded with ReplyBody::CheckOnly: the
+// same verdict on every input as a full decode, with the record and contacts left out.
+TEST(DhtMessages, ACheckOnlyDecodeJudgesLikeAFullOneAndBuildsNoBody) {
+  const WireLimits limits;
+  for (const DhtMessage& m : samples()) {
+    DhtMessage expected = m;
+    expected.record.reset();
+    expected.contacts.clear();
+    const auto bytes = encode(m);
+    EXPECT_EQ(decode(bytes, limits, ReplyBody::CheckOnly), expected);
+    EXPECT_EQ(response_request_id(bytes), is_request(m.kind) ? std::nullopt : std::optional<std::uint64_t>(300));
+    // Every truncation and every single-byte change: both decodes throw, or neither does.
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      const std::vector<std::uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+      EXPECT_THROW(decode(cut, limits, ReplyBody::CheckOnly), DecodeError);
+      for (std::uint8_t flip : {0x01, 0x80, 0xFF}) {
+        std::vector<std::uint8_t> changed = bytes;
+        changed[n] ^= flip;
+        bool full_ok = true, check_ok = true;
+        try { decode(changed, limits); } catch (const DecodeError&) { full_ok = false; }
+        try { decode(changed, limits, ReplyBody::CheckOnly); } catch (const DecodeError&) { check_ok = false; }
+        EXPECT_EQ(full_ok, check_ok) << "byte " << n << " ^ " << int(flip);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace swarmlab::core::dht

@@ -446,6 +446,85 @@ TEST(DhtNode, AReadOfTwoReplicasAsksNoMoreThanItsFirstRound) {
   EXPECT_LT(total_narrowed, total_wide);
 }
 
+// docs/interpretations.md §28: a store within store_lookup_reuse_s of a lookup of the same key
+// goes straight to the replicas that lookup found - no FIND_NODE - and still lands on exactly the
+// closest nodes. Once the routing table changed, or the period passed, it looks them up again.
+TEST(DhtNode, AStoreReusesTheReplicasItsLastLookupFound) {
+  Network net(30);
+  DhtNode& writer = *net.nodes[4];
+  const auto finds = [&] { return writer.stats().find_requests; };
+  const auto publish = [&](std::string_view value) {
+    std::optional<StoreResult> out;
+    writer.store("progress", b("me"), b(value), net.world.now() + 600, [&](const StoreResult& r) { out = r; });
+    net.world.run_for(2);
+    EXPECT_TRUE(out && out->ok);
+    return out.value_or(StoreResult{});
+  };
+  std::uint64_t before = finds();
+  EXPECT_EQ(publish("1").replicas, 5u);
+  EXPECT_GT(finds(), before);  // the first store looks its replicas up
+  for (int i = 2; i <= 5; ++i) {
+    before = finds();
+    const StoreResult r = publish(std::to_string(i));
+    EXPECT_EQ(finds(), before) << "store " << i;
+    EXPECT_EQ(r.replicas, 5u);
+    EXPECT_EQ(r.lookup.requests, 0);
+  }
+  EXPECT_EQ(net.holders("progress"), net.closest("progress", 5));
+  for (PeerId p : net.closest("progress", 5))
+    if (p != 4) EXPECT_EQ(net.nodes[p]->storage().find(NodeId::of_key("progress"), net.world.now())->dictionary().at(b("me")).value, b("5"));
+
+  // Past the period: a lookup again.
+  net.world.run_for(DhtConfig{}.store_lookup_reuse_s);
+  before = finds();
+  publish("6");
+  EXPECT_GT(finds(), before);
+
+  // A replica fails (its connections refused). The store that finds out replaces it with the next
+  // closest node its lookup heard from, if any; the failure took the node out of the routing
+  // table, so the next store looks up again and reaches the five closest live nodes.
+  const std::vector<PeerId> replicas = net.closest("progress", 5);
+  const PeerId gone = replicas[0] == 4 ? replicas[1] : replicas[0];
+  net.world.take_down(gone);
+  EXPECT_GE(publish("7").replicas, 4u);
+  before = finds();
+  const std::uint64_t failed_before = writer.stats().requests_failed;
+  EXPECT_EQ(publish("8").replicas, 5u);
+  EXPECT_GT(finds(), before);
+  EXPECT_EQ(writer.stats().requests_failed, failed_before);
+  EXPECT_EQ(net.holders("progress"), net.closest("progress", 5));
+}
+
+// The case that needs the routing-table rule: the first node of a collaboration stores while it
+// knows nobody (its replica set: itself). Once others have joined, its next store must look them
+// up and reach them, not reuse the empty set.
+TEST(DhtNode, AStoreLooksUpAgainOnceTheRoutingTableChanged) {
+  DhtWorld world(6);
+  std::vector<std::unique_ptr<DhtNode>> nodes;
+  for (PeerId i = 0; i < 6; ++i) {
+    nodes.push_back(std::make_unique<DhtNode>(world.env(i), NodeId::random(world.env(i).rng()), DhtConfig{}));
+    world.env(i).set_sink(nodes.back().get());
+  }
+  nodes[0]->bootstrap({}, [](bool) {});
+  std::optional<StoreResult> first;
+  nodes[0]->store("progress", b("v1"), world.now() + 600, [&](const StoreResult& r) { first = r; });
+  world.run_for(1);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->replicas, 1u);  // itself: it knows nobody
+  for (PeerId i = 1; i < 6; ++i) {
+    nodes[i]->bootstrap({0}, [](bool) {});
+    world.run_for(0.5);
+  }
+  world.run_for(5);
+  const std::uint64_t before = nodes[0]->stats().find_requests;
+  std::optional<StoreResult> second;
+  nodes[0]->store("progress", b("v2"), world.now() + 600, [&](const StoreResult& r) { second = r; });
+  world.run_for(1);
+  ASSERT_TRUE(second);
+  EXPECT_GT(nodes[0]->stats().find_requests, before);
+  EXPECT_EQ(second->replicas, 5u);
+}
+
 // A request sent before a read narrowed can be older than slow_request_s by the time the first
 // answer holding the value arrives (here: 1.2 s round trips, a replica gone silently): the read
 // must go on, not schedule its next wake-up in the past.

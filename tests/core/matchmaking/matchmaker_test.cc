@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/matchmaking/group_key.h"
+#include "core/service_ids.h"
 #include "matchmaker_fixture.h"
 
 namespace swarmlab::core::matchmaking {
@@ -141,6 +142,47 @@ TEST(Matchmaker, FollowersRegroupWhenTheLeaderVanishes) {
 TEST(Matchmaker, FollowersRegroupAtOnceWhenTheLeaderCrashes) {
   // Crash at t0+2 is reported: a new declaration of 5 from there, + lookups.
   leader_dies(core::testing::MemoryWorld::Departure::Crash, 2 + 5 + 1);
+}
+
+// Twelve peers start looking at the same instant. Each reads the declarations only once its own is
+// stored (core/matchmaking/README.md), so no read comes back empty and walks the whole DHT: every
+// read stops after the replicas' answers. Before, each first read found nobody and asked all
+// eleven other nodes.
+TEST(Matchmaker, TheFirstReadWaitsForOurOwnDeclaration) {
+  constexpr std::size_t kPeers = 12;
+  MatchSwarm s(kPeers, [](PeerId) {
+    MatchmakingConfig c;
+    c.target_group_size = kPeers;
+    return c;
+  });
+  struct Sent {
+    PeerId from;
+    dht::MessageKind kind;
+  };
+  std::vector<Sent> sent;
+  s.world->on_send = [&](PeerId from, PeerId, const Message& m) {
+    if (m.bytes.size() > 1 && m.bytes[0] == static_cast<std::uint8_t>(ServiceId::Dht))
+      sent.push_back({from, static_cast<dht::MessageKind>(m.bytes[1])});
+  };
+  for (PeerId p = 0; p < kPeers; ++p) s.look(p, 20);
+  s.run_for(10);
+  const auto groups = check_round(s, 0, 1, kPeers);
+  ASSERT_EQ(groups.size(), 1u);
+  for (PeerId p = 0; p < kPeers; ++p) {
+    std::size_t reads = 0, stores_before_first_read = 0;
+    bool read = false;
+    for (const Sent& m : sent) {
+      if (m.from != p) continue;
+      if (m.kind == dht::MessageKind::FindValueRequest) {
+        ++reads;
+        read = true;
+      }
+      if (m.kind == dht::MessageKind::StoreRequest && !read) ++stores_before_first_read;
+    }
+    EXPECT_GE(stores_before_first_read, 1u) << "peer " << p;
+    // α requests per read at most, and a peer reads a few times while its group forms.
+    EXPECT_LE(reads, 3 * dht::DhtConfig{}.parallelism) << "peer " << p;
+  }
 }
 
 TEST(Matchmaker, ClientModePeersJoinButNeverLead) {

@@ -22,7 +22,7 @@ std::vector<MatchmakingMessage> samples() {
   join.client_mode = true;
   join.gathered = {1, 2, 3};
   out.push_back(join);
-  for (std::uint8_t s = 0; s <= 6; ++s) {
+  for (std::uint8_t s = 0; s <= 7; ++s) {
     MatchmakingMessage reply = make_message(MessageKind::JoinReply, s);
     reply.status = static_cast<JoinStatus>(s);
     if (reply.status == JoinStatus::Accepted) reply.leader_expiration = 99.25;
@@ -70,7 +70,7 @@ TEST(MatchmakingMessages, MalformedInputThrowsDecodeError) {
   EXPECT_THROW(decode(bytes), DecodeError);
   MatchmakingMessage reply = make_message(MessageKind::JoinReply, 1);
   bytes = encode(reply);
-  bytes[3] = 7;  // unknown status
+  bytes[3] = 8;  // unknown status
   EXPECT_THROW(decode(bytes), DecodeError);
   MatchmakingMessage join = samples()[0];
   join.expiration = std::numeric_limits<double>::infinity();

@@ -116,6 +116,20 @@ TEST_F(Rejections, DuplicatePeerId) {
   EXPECT_EQ(last(2).status, JoinStatus::DuplicatePeerId);
 }
 
+// A requester whose declaration comes before the leader's should lead it, not follow: after a
+// leader died, its followers declared anew at once and, reading one another's old declarations,
+// asked each other.
+TEST_F(Rejections, DeclaredLater) {
+  s->look(kLeader);  // declares until now + 5 (min_matchmaking_time)
+  MatchmakingMessage m = request(1);
+  m.expiration = s->now() + 1;
+  send(2, kLeader, m);
+  EXPECT_EQ(last(2).status, JoinStatus::DeclaredLater);
+  m = request(2);  // now + 10: later than the leader
+  send(2, kLeader, m);
+  EXPECT_EQ(last(2).status, JoinStatus::Accepted);
+}
+
 // A leader whose group is full begins at once, unless its own join request to an earlier peer is
 // still unanswered (it could be accepted there): until that is settled, its group is full.
 TEST_F(Rejections, GroupFull) {
