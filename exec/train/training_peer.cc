@@ -112,6 +112,9 @@ class TrainingPeerProcess {
     // Taken as the round begins, the loss covers exactly the micro-batches this step hands over.
     e.round_started = [this](const core::averaging::RoundPlan& plan, std::uint64_t) {
       participants_ = plan.size();
+      // The share of the vector this peer reduces: which of the planner's optimal splits ran.
+      const auto me = plan.index_of(cfg_.host.id);
+      reduces_ = me && plan.length() ? static_cast<double>(plan.span_length(*me)) / static_cast<double>(plan.length()) : 0;
       handed_loss_ = peer_->learner().take_loss();
     };
     e.round_finished = [this](const core::averaging::RoundOutcome& o, std::uint64_t contributed, std::uint64_t step) {
@@ -160,6 +163,7 @@ class TrainingPeerProcess {
     (*j)["completed"] = o.completed;
     (*j)["clipped"] = o.clipped_contributions;  // as a reducer with CenteredClip (docs/trust.md §3)
     (*j)["participants"] = participants_;
+    (*j)["reduces"] = reduces_;
     (*j)["contributed"] = contributed;
     (*j)["loss"] = handed_loss_ ? nlohmann::ordered_json(*handed_loss_) : nlohmann::ordered_json(nullptr);
     (*j)["lineage"] = hex64(peer_->lineage());
@@ -311,6 +315,7 @@ class TrainingPeerProcess {
   learn::TorchLearner* torch_ = nullptr;
   std::unique_ptr<CollaborativePeer> peer_;
   std::size_t participants_ = 0;
+  double reduces_ = 0;  // share of the vector this peer reduced in its last round
   std::optional<double> handed_loss_;
   std::uint64_t computed_ = 0, contributed_ = 0, discarded_ = 0, rounds_incomplete_ = 0;
   bool leave_requested_ = false;
