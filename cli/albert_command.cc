@@ -144,9 +144,11 @@ std::vector<nlohmann::ordered_json> run_setups(const std::vector<scenarios::Scen
           summaries[i] = std::move(summary);
           return;
         }
-        std::string why = summary.is_object() && summary.contains("error") ? summary["error"].get<std::string>()
-                          : e.exited ? "its process exited with status " + std::to_string(e.code)
-                                     : "its process died of signal " + std::to_string(e.signal);
+        const bool reported = summary.is_object() && summary.contains("error");
+        std::string why = reported            ? summary["error"].get<std::string>()
+                          : !e.exited         ? "its process died of signal " + std::to_string(e.signal)
+                          : e.code == 0       ? "its summary " + summary_path(i).string() + " could not be read"
+                                              : "its process exited with status " + std::to_string(e.code);
         errors.push_back(std::string(kSetups[i]) + ": " + why);
       });
   if (!finished) throw std::runtime_error("swarmlab albert: interrupted");
