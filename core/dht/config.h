@@ -42,9 +42,10 @@ struct DhtConfig {
   // key alive the same way; docs/interpretations.md §28). A peer republishes its progress every
   // few seconds and every store began with a lookup: half the DHT's requests. Any change to our
   // routing table (a node added or dropped) since that lookup, and the store looks up again: a set
-  // found while we knew few nodes (just after joining) is not kept. A replica that fails leaves
-  // the reused set (the next closest takes its place, as in any store); a store that no replica
-  // accepts drops the set. 0 looks up before every store.
+  // found while we knew few nodes (just after joining) is not kept. Nor is a set whose lookup some
+  // node failed to answer, and a replica that fails a store drops the set: a replica busy behind a
+  // round's gradient parts answers late without leaving our routing table, and a set kept without
+  // it left readers there a stale record. 0 looks up before every store.
   Seconds store_lookup_reuse_s = 30.0;
 
   // Failing peers are banned: the n-th consecutive failure (n = 0 for the first) bans the peer

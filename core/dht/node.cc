@@ -442,7 +442,9 @@ void DhtNode::store_id(const NodeId& key, std::optional<Bytes> subkey, TimedValu
   start_lookup(key, false, config_.num_replicas, {}, std::nullopt, [this, op](Lookup& l) {
     op->lookup = l.stats;
     std::vector<Contact> targets = l.shortlist.closest_responded(config_.bucket_size);
-    if (config_.store_lookup_reuse_s > 0) {
+    // A lookup that some node failed to answer may have passed over a replica that was only slow
+    // (busy behind a round's gradient parts on the same connection): its set is used once, not kept.
+    if (config_.store_lookup_reuse_s > 0 && l.stats.failures == 0) {
       if (replica_sets_.size() >= kMaxReplicaSets) forget_replica_sets(env_.now());
       replica_sets_[op->key] = {targets, env_.now(), table_.version()};
     }
@@ -477,20 +479,24 @@ void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
     m.target = op->key;
     m.subkey = op->subkey;
     m.value = op->value;
-    const bool sent = send_request(target.peer, target.id, std::move(m), [this, op](const DhtMessage* reply, const Pending& request) {
+    const bool sent = send_request(target.peer, target.id, std::move(m), [this, op](const DhtMessage* reply, const Pending&) {
       --op->outstanding;
       if (reply) {
         ++op->answered;
         if (reply->stored) ++op->accepted;
       } else {
-        forget_replica(op->key, *request.expected);
+        // The next store looks the replicas up again rather than storing to the set without this
+        // one. Readers still reach a replica that answered late once (behind a round's gradient
+        // parts on the same connection, say), and a set without it would leave our record there
+        // stale for the whole reuse period: reads that merged it saw too few peers.
+        replica_sets_.erase(op->key);
       }
       store_next(op);  // a failed replica is replaced by the next closest node
     });
     if (sent) {
       ++op->outstanding;
     } else {
-      forget_replica(op->key, target.id);  // banned
+      replica_sets_.erase(op->key);  // banned: likewise
     }
   }
   if (op->outstanding == 0 && op->done) {
@@ -499,11 +505,6 @@ void DhtNode::store_next(const std::shared_ptr<StoreOp>& op) {
     op->done = nullptr;
     done(StoreResult{op->accepted > 0, op->accepted, op->lookup});
   }
-}
-
-void DhtNode::forget_replica(const NodeId& key, const NodeId& replica) {
-  auto it = replica_sets_.find(key);
-  if (it != replica_sets_.end()) std::erase_if(it->second.closest, [&](const Contact& c) { return c.id == replica; });
 }
 
 void DhtNode::get(std::string_view key, GetCallback done, GetOptions options) {

@@ -187,8 +187,6 @@ class DhtNode final : public Service {
   // Sends the store to its replicas among `targets` (closest first, the rest spares).
   void store_to(const std::shared_ptr<StoreOp>& op, std::vector<Contact> targets);
   void store_next(const std::shared_ptr<StoreOp>& op);
-  // `replica` failed a store of `key`: the next store does not ask it again.
-  void forget_replica(const NodeId& key, const NodeId& replica);
   // Drops the replica sets older than the reuse period (all of them if that leaves too many).
   void forget_replica_sets(Seconds now);
   static constexpr std::size_t kMaxReplicaSets = 1024;

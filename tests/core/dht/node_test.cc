@@ -525,6 +525,54 @@ TEST(DhtNode, AStoreLooksUpAgainOnceTheRoutingTableChanged) {
   EXPECT_EQ(second->replicas, 5u);
 }
 
+// docs/interpretations.md §28: a replica that answers late while it keeps talking (busy behind a
+// round's gradient parts on the same connection) stays in the routing table, so the table's
+// version alone does not tell the writer that its set is short of it. A set from a lookup that
+// some node failed to answer is used once, and a store that a replica failed drops the set: the
+// next store looks up again and that replica gets the record. Kept without it, readers that reach
+// that replica read a record from before it was slow.
+TEST(DhtNode, AStoreLooksUpAgainAfterAReplicaWasSlowToAnswer) {
+  Network net(30);
+  const std::vector<PeerId> replicas = net.closest("progress", 5);
+  PeerId writer = 0;
+  while (std::find(replicas.begin(), replicas.end(), writer) != replicas.end()) ++writer;
+  net.nodes[writer]->set_liveness([&](PeerId) { return net.world.now(); });  // everyone keeps talking
+  const auto publish = [&](std::string_view value) {
+    std::optional<StoreResult> out;
+    net.nodes[writer]->store("progress", b("me"), b(value), net.world.now() + 600, [&](const StoreResult& r) { out = r; });
+    net.world.run_for(4);
+    EXPECT_TRUE(out && out->ok) << value;
+  };
+  const auto holds = [&](PeerId replica, std::string_view value) {
+    const Record* r = net.nodes[replica]->storage().find(NodeId::of_key("progress"), net.world.now());
+    return r && r->dictionary().count(b("me")) && r->dictionary().at(b("me")).value == b(value);
+  };
+  const PeerId slow = replicas.front();
+  publish("0");
+  net.world.run_for(DhtConfig{}.store_lookup_reuse_s);
+  // The routing table stays as it is from here: the slow replica is not dropped from it.
+  const std::uint64_t table = net.nodes[writer]->routing_table().version();
+
+  // The lookup of the first store finds the slow replica unanswering.
+  net.world.set_blocked_one_way(writer, slow, true);
+  publish("1");
+  net.world.set_blocked_one_way(writer, slow, false);
+  EXPECT_EQ(net.nodes[writer]->routing_table().version(), table);  // busy, not dropped
+  EXPECT_FALSE(holds(slow, "1"));
+  publish("2");
+  EXPECT_TRUE(holds(slow, "2"));
+
+  // A store to the reused set that the slow replica fails.
+  publish("3");  // reuses the set of the lookup of "2"
+  net.world.set_blocked_one_way(writer, slow, true);
+  publish("4");
+  net.world.set_blocked_one_way(writer, slow, false);
+  EXPECT_EQ(net.nodes[writer]->routing_table().version(), table);
+  EXPECT_TRUE(holds(slow, "3"));
+  publish("5");
+  for (PeerId p : replicas) EXPECT_TRUE(holds(p, "5")) << p;
+}
+
 // A request sent before a read narrowed can be older than slow_request_s by the time the first
 // answer holding the value arrives (here: 1.2 s round trips, a replica gone silently): the read
 // must go on, not schedule its next wake-up in the past.
