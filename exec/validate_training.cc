@@ -63,9 +63,9 @@ TrainingValidateResult validate_training(const TrainingValidateOptions& o) {
   cfg.transport.goodput_fraction = result.goodput;
   cfg.coordination = scenarios::Coordination::Dht;
   cfg.duration_s = t.last_step_s;
-  // Every round simulated: with DHT coordination the members of a group begin their round at
-  // different moments, and a replayed round counts from the last of them, which overstated the
-  // round by the start skew (1.11 s against 0.92 s simulated; exec/README.md). The twin is short.
+  // Every round simulated: with DHT coordination the members of a group may begin their round at
+  // different moments, and a replayed round counts from the last of them (docs/interpretations.md
+  // §23). The twin is short.
   cfg.replay_rounds = false;
   if (!o.train.dpu.empty()) cfg.dpu = o.train.dpu == "on";
   if (o.progress) o.progress("simulation of the same collaboration (flow network, DHT coordination)");

@@ -14,7 +14,7 @@ double extrapolated(const PeerProgress& p, Seconds now) {
 }  // namespace
 
 GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, const StepTarget& target,
-                         std::uint64_t floor_step, std::span<const PeerId> group) {
+                         std::uint64_t floor_step, std::span<const PeerId> group, Seconds read_at) {
   GlobalProgress g;
   g.now = now;
   g.global_step = floor_step;
@@ -47,9 +47,11 @@ GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, con
     if (!any) g.eta_s = kInfinity;
   } else {
     // Peers still at an older step contribute speed (they will catch up and train towards the
-    // next step) but none of their stale samples.
-    for (const PeerProgress& p : records)
+    // next step) but none of their stale samples; one step behind, they count from the read on.
+    for (const PeerProgress& p : records) {
       if (p.step == g.global_step) g.estimated_samples += extrapolated(p, now);
+      else if (p.step + 1 == g.global_step) g.estimated_samples += std::max(0.0, now - std::max(read_at, p.time)) * p.samples_per_s;
+    }
     const double remaining = std::max(0.0, target.batch - g.estimated_samples);
     g.eta_s = remaining == 0 ? 0 : g.total_samples_per_s > 0 ? remaining / g.total_samples_per_s : kInfinity;
   }

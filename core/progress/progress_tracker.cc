@@ -71,6 +71,7 @@ void ProgressTracker::fetch(FetchCallback done) {
       [this, alive = alive_, done = std::move(done)](std::optional<dht::Record> record, const dht::LookupStats&) {
         if (!*alive) return;
         others_.clear();
+        read_at_ = env_.now();
         // Every record published before a peer was left out has expired by now + expiration.
         std::erase_if(left_out_, [&](const auto& e) { return env_.now() - e.second > config_.expiration; });
         if (record && record->is_dictionary()) {
@@ -94,7 +95,7 @@ void ProgressTracker::fetch(FetchCallback done) {
 GlobalProgress ProgressTracker::estimate(Seconds now, std::span<const PeerId> group) const {
   std::vector<PeerProgress> all = others_;
   if (mine_) all.push_back(*mine_);
-  return aggregate(all, now, config_.target, mine_ ? mine_->step : 0, group);
+  return aggregate(all, now, config_.target, mine_ ? mine_->step : 0, group, read_at_);
 }
 
 bool ProgressTracker::should_start_matchmaking(Seconds now, Seconds matchmaking_time) const {

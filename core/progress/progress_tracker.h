@@ -12,6 +12,7 @@
 // so it never expires while the peer lives (refresh_period < expiration).
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -84,6 +85,7 @@ class ProgressTracker {
   std::string key_;
   std::optional<PeerProgress> mine_;
   std::vector<PeerProgress> others_;  // the last fetch, without our own record or those left out
+  Seconds read_at_ = std::numeric_limits<double>::infinity();  // when the last fetch returned
   std::map<PeerId, Seconds> left_out_;  // peer -> when it was left out (leave_out)
   bool store_in_flight_ = false;
   bool dirty_ = false;                 // a report arrived while a store was in flight

@@ -64,6 +64,30 @@ TEST(GlobalProgress, FollowsTheFormulas) {
   EXPECT_FALSE(none.ready);
 }
 
+// A peer alone at the new step (the others' records still at the last one: they are finishing
+// the round, or have not published since) is due when the estimate made from the read said, not
+// later: the others' speed is in the ETA, so their samples count from the read on. Without the read
+// time, each re-estimate found only its own share done and the ETA receded (x0.8 per wake-up here).
+TEST(GlobalProgress, PeersOneStepBehindCountFromTheReadSoTheEstimateDoesNotRecede) {
+  const std::vector<PeerProgress> records = {
+      {0, 5, 0, 300, 10.0, false},   // this peer, at the new step since t = 10 (300 samples/s)
+      {1, 4, 400, 200, 9.9, false},  // a step behind: samples from the last step
+      {2, 4, 200, 600, 9.9, false},
+      {3, 4, 100, 400, 9.9, false},
+      {4, 3, 100, 500, 9.9, false},  // two steps behind (loading state): speed only
+  };
+  const Seconds read = 10.0;
+  const GlobalProgress at_read = aggregate(records, read, StepTarget{256}, 5, {}, read);
+  EXPECT_DOUBLE_EQ(at_read.estimated_samples, 0);
+  EXPECT_DOUBLE_EQ(at_read.eta_s, 256.0 / 2000);
+  const GlobalProgress half = aggregate(records, read + at_read.eta_s / 2, StepTarget{256}, 5, {}, read);
+  EXPECT_NEAR(half.estimated_samples, (300 + 200 + 600 + 400) * at_read.eta_s / 2, 1e-9);
+  EXPECT_NEAR(half.eta_s, at_read.eta_s / 2 + 500 * at_read.eta_s / 2 / 2000, 1e-12);
+  EXPECT_TRUE(aggregate(records, read + 256.0 / 1500 + 1e-9, StepTarget{256}, 5, {}, read).ready);
+  // Without the read time peers behind count for nothing, as before: not due then.
+  EXPECT_FALSE(aggregate(records, read + 256.0 / 1500 + 1e-9, StepTarget{256}, 5).ready);
+}
+
 TEST(GlobalProgress, AQuotaWaitsForEveryComputingPeerAtTheGlobalStep) {
   // Quota 100: peer 0 is in (it reports no speed any more), peer 1 needs (100 - 60) / 20 = 2 s,
   // peer 2 has 30 after 1 s of extrapolation and needs 70 / 10 = 7 s; peer 3 lags two steps (it

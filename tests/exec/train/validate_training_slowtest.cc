@@ -2,10 +2,9 @@
 // scenario's links (100/50/50/20 Mb/s) and the same at a fifth of the rate - with the compute
 // speeds the peers measured live given to the simulation (exec/validate_training.h). Steps per hour
 // within 15%, averaging time per step within 20%. The twin simulates every round (no replay, which
-// counted rounds from the last member's start). A fifth of the links passes (1.02 steps per hour,
-// 0.96 round); the scenario's links do not (0.65 and 1.60): live rounds carry about 0.2 s that the
-// network model does not charge (exec/README.md, "After docs/interpretations.md §28"). Needs
-// emulated links.
+// counts rounds from the last member's start). Measured 1.036 / 0.918 at the scenario's links and
+// 1.028 / 0.954 at a fifth (exec/README.md, "After docs/interpretations.md §29"). Needs emulated
+// links.
 #include <gtest/gtest.h>
 
 #include <cstdio>
