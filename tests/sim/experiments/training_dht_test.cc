@@ -179,15 +179,23 @@ TEST(CollaborativeTraining, APeerDyingMidRoundLeavesNoSurvivorWithOtherParameter
   EXPECT_EQ(r.ledger.pending, r.pending_check);
 }
 
+// A scenario shipped under scenarios/ ("albert/auxiliary").
+scenarios::Scenario shipped(const std::string& name) {
+  return scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/" + name + ".json");
+}
+
+TrainingRunConfig dht_for(double duration_s) {
+  TrainingRunConfig cfg;
+  cfg.coordination = scenarios::Coordination::Dht;
+  cfg.duration_s = duration_s;
+  return cfg;
+}
+
 // docs/interpretations.md §27: matchmaking shuffles each group, and the planner's LP has many optima
 // among alike peers. Roles solved in canonical order and replay keys by role, not identity, let
 // the heterogeneous-lb setup (planner roles, three link classes) replay its dht rounds.
 TEST(CollaborativeTraining, DhtRoundsWithPlannerRolesAmongAlikePeersAreReplayed) {
-  const auto sc = scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/albert/heterogeneous-lb.json");
-  TrainingRunConfig cfg;
-  cfg.coordination = scenarios::Coordination::Dht;
-  cfg.duration_s = 1800;
-  const auto r = run_training(sc, cfg);
+  const auto r = run_training(shipped("albert/heterogeneous-lb"), dht_for(1800));
   ASSERT_GT(r.rounds, 40u);
   EXPECT_GT(r.rounds_replayed, r.rounds * 9 / 10);
   EXPECT_TRUE(r.ledger.balanced());
@@ -199,10 +207,8 @@ TEST(CollaborativeTraining, DhtRoundsWithPlannerRolesAmongAlikePeersAreReplayed)
 // steps they missed. Replayed rounds put no parts on the connections and hid it: simulated in full,
 // the auxiliary setup left peers out of a tenth of the steps. Now both take the same steps.
 TEST(CollaborativeTraining, DhtRoundsSimulatedInFullLeaveNobodyOutAndMatchTheReplay) {
-  const auto sc = scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/albert/auxiliary.json");
-  TrainingRunConfig cfg;
-  cfg.coordination = scenarios::Coordination::Dht;
-  cfg.duration_s = 3600;
+  const auto sc = shipped("albert/auxiliary");
+  TrainingRunConfig cfg = dht_for(3600);
   const auto replayed = run_training(sc, cfg);
   cfg.replay_rounds = false;
   const auto simulated = run_training(sc, cfg);
@@ -220,14 +226,12 @@ TEST(CollaborativeTraining, DhtRoundsSimulatedInFullLeaveNobodyOutAndMatchTheRep
 // scenario, whose rounds are a few tenths of a second, that made the mean round 1.66x the oracle's
 // (0.47 s against 0.28 s); counting the peers a step behind from the read on, 1.11x.
 TEST(CollaborativeTraining, MembersOfAGroupBeginTheirRoundTogether) {
-  const auto sc = scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/live/fashion-mnist-4.json");
-  TrainingRunConfig cfg;
-  cfg.duration_s = 40;
+  const auto sc = shipped("live/fashion-mnist-4");
+  TrainingRunConfig cfg = dht_for(40);
   cfg.replay_rounds = false;
+  const auto dht = run_training(sc, cfg);
   cfg.coordination = scenarios::Coordination::Oracle;
   const auto oracle = run_training(sc, cfg);
-  cfg.coordination = scenarios::Coordination::Dht;
-  const auto dht = run_training(sc, cfg);
   ASSERT_GT(dht.steps, 50u);
   EXPECT_LT(dht.mean_round_s, 1.25 * oracle.mean_round_s);
   EXPECT_TRUE(dht.ledger.balanced());
