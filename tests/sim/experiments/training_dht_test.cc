@@ -3,6 +3,8 @@
 // samples-weighted butterfly rounds, state downloads - and the simulator only keeps the books.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "scenarios/scenario_loader.h"
 #include "sim/experiments/training_experiment.h"
 
