@@ -31,10 +31,14 @@ GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, con
     g.eta_s = 0;
     for (const PeerProgress& p : records) {
       if (!group.empty() && std::find(group.begin(), group.end(), p.peer) == group.end()) continue;
-      // A worker still finishing the last round starts from nothing once it is done.
+      // A worker still finishing the last round starts from nothing once it is done: from the
+      // read on, as peers behind count in the pooled estimate below (a constant ETA re-estimated
+      // between reads never came due: a group of averaging-only peers, quota 1, waited 3.7 s).
       if (p.step + 1 == g.global_step && p.samples_per_s > 0) {
         any = true;
-        g.eta_s = std::max(g.eta_s, quota / p.samples_per_s);
+        const double have = std::min(quota, std::max(0.0, now - std::max(read_at, p.time)) * p.samples_per_s);
+        g.estimated_samples += have;
+        g.eta_s = std::max(g.eta_s, (quota - have) / p.samples_per_s);
         continue;
       }
       // Workers: peers that compute (a worker whose quota is in reports no speed any more).

@@ -14,7 +14,8 @@
 // computes and is at the global step must reach the quota:
 //   estimated samples = Σ min(quota, that peer's extrapolated samples)
 //   ETA               = max over those peers of (quota − extrapolated samples) / samples/s
-// and a computing peer one step behind (still in the last round) needs its whole quota after it.
+// and a computing peer one step behind (still in the last round) needs its whole quota after it,
+// counted from when the records were read (below).
 // A group formed for the step (`group` not empty) waits under a quota for its own members only:
 // it averages nobody else's contribution, and a peer outside it that died after its last round
 // would otherwise hold the group up as "still in the last round" until its record expired.

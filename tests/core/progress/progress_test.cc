@@ -86,6 +86,15 @@ TEST(GlobalProgress, PeersOneStepBehindCountFromTheReadSoTheEstimateDoesNotReced
   EXPECT_TRUE(aggregate(records, read + 256.0 / 1500 + 1e-9, StepTarget{256}, 5, {}, read).ready);
   // Without the read time peers behind count for nothing, as before: not due then.
   EXPECT_FALSE(aggregate(records, read + 256.0 / 1500 + 1e-9, StepTarget{256}, 5).ready);
+
+  // Under a quota, a worker one step behind needs its whole quota after the read, then no more.
+  StepTarget quota;
+  quota.per_peer_quota = 100;
+  const std::vector<PeerProgress> workers = {{0, 5, 100, 0, 10.0, false}, {1, 4, 100, 50, 9.9, false}};
+  EXPECT_DOUBLE_EQ(aggregate(workers, read, quota, 5, {}, read).eta_s, 2.0);
+  EXPECT_DOUBLE_EQ(aggregate(workers, read + 1.5, quota, 5, {}, read).eta_s, 0.5);
+  EXPECT_TRUE(aggregate(workers, read + 2.0, quota, 5, {}, read).ready);
+  EXPECT_DOUBLE_EQ(aggregate(workers, read + 2.0, quota, 5).eta_s, 2.0);  // without it: never due
 }
 
 TEST(GlobalProgress, AQuotaWaitsForEveryComputingPeerAtTheGlobalStep) {
