@@ -18,9 +18,8 @@ struct BytesLess {
   bool operator()(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) const {
     const std::size_t n = a.size() < b.size() ? a.size() : b.size();
     // memcmp: keys of the roles cache and of round replay are kilobytes long and share most of it.
-    if (n > 0)
-      if (const int c = std::memcmp(a.data(), b.data(), n); c != 0) return c < 0;
-    return a.size() < b.size();
+    const int c = n > 0 ? std::memcmp(a.data(), b.data(), n) : 0;
+    return c != 0 ? c < 0 : a.size() < b.size();
   }
 };
 

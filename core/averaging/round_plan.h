@@ -38,6 +38,10 @@ struct RoundPlan {
   std::optional<std::size_t> index_of(PeerId peer) const;
   bool sends(std::size_t member) const { return weights[member] > 0; }
   std::uint64_t span_length(std::size_t member) const { return span_begin[member + 1] - span_begin[member]; }
+  // The share of the vector this member reduces (0 for an empty vector).
+  double span_share(std::size_t member) const {
+    return length() ? static_cast<double>(span_length(member)) / static_cast<double>(length()) : 0;
+  }
   // Elements in one full part: the most whose encoding fits in part_bytes.
   std::uint64_t elements_per_part() const;
   std::uint32_t parts_in_span(std::size_t member) const;

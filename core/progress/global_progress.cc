@@ -11,6 +11,11 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 double extrapolated(const PeerProgress& p, Seconds now) {
   return static_cast<double>(p.samples) + std::max(0.0, now - p.time) * p.samples_per_s;
 }
+
+// A peer one step behind, counted at its speed from when the records were read (global_progress.h).
+double since_read(const PeerProgress& p, Seconds now, Seconds read_at) {
+  return std::max(0.0, now - std::max(read_at, p.time)) * p.samples_per_s;
+}
 }  // namespace
 
 GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, const StepTarget& target,
@@ -36,7 +41,7 @@ GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, con
       // between reads never came due: a group of averaging-only peers, quota 1, waited 3.7 s).
       if (p.step + 1 == g.global_step && p.samples_per_s > 0) {
         any = true;
-        const double have = std::min(quota, std::max(0.0, now - std::max(read_at, p.time)) * p.samples_per_s);
+        const double have = std::min(quota, since_read(p, now, read_at));
         g.estimated_samples += have;
         g.eta_s = std::max(g.eta_s, (quota - have) / p.samples_per_s);
         continue;
@@ -54,7 +59,7 @@ GlobalProgress aggregate(std::span<const PeerProgress> records, Seconds now, con
     // next step) but none of their stale samples; one step behind, they count from the read on.
     for (const PeerProgress& p : records) {
       if (p.step == g.global_step) g.estimated_samples += extrapolated(p, now);
-      else if (p.step + 1 == g.global_step) g.estimated_samples += std::max(0.0, now - std::max(read_at, p.time)) * p.samples_per_s;
+      else if (p.step + 1 == g.global_step) g.estimated_samples += since_read(p, now, read_at);
     }
     const double remaining = std::max(0.0, target.batch - g.estimated_samples);
     g.eta_s = remaining == 0 ? 0 : g.total_samples_per_s > 0 ? remaining / g.total_samples_per_s : kInfinity;

@@ -114,7 +114,7 @@ class TrainingPeerProcess {
       participants_ = plan.size();
       // The share of the vector this peer reduces: which of the planner's optimal splits ran.
       const auto me = plan.index_of(cfg_.host.id);
-      reduces_ = me && plan.length() ? static_cast<double>(plan.span_length(*me)) / static_cast<double>(plan.length()) : 0;
+      reduces_ = me ? plan.span_share(*me) : 0;
       handed_loss_ = peer_->learner().take_loss();
     };
     e.round_finished = [this](const core::averaging::RoundOutcome& o, std::uint64_t contributed, std::uint64_t step) {

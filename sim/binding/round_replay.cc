@@ -118,8 +118,7 @@ void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values
     r.has_started.assign(n, false);
     r.has_finished.assign(n, false);
     r.span_share.assign(n, 0);
-    for (std::size_t m = 0; m < n && plan.length() > 0; ++m)
-      r.span_share[m] = static_cast<double>(plan.span_length(m)) / static_cast<double>(plan.length());
+    for (std::size_t m = 0; m < n; ++m) r.span_share[m] = plan.span_share(m);
     r.down_at.assign(n, std::numeric_limits<double>::infinity());
     r.finish_at.assign(n, 0);
     r.sent0.assign(n, 0);
