@@ -116,6 +116,18 @@ std::optional<RoleAssignment> RolesCache::solve(Strategy strategy, const planner
 
 const RoleAssignment* RolesCache::roles(Strategy strategy, const planner::PlannerInput& input,
                                         std::optional<std::size_t> server) {
+  if (last_ && last_->generation == generation_ && last_->strategy == strategy && last_->server == server &&
+      last_->input == input) {
+    ++hits_;
+    return last_->roles;
+  }
+  const RoleAssignment* found = lookup(strategy, input, server);
+  last_ = LastLookup{strategy, server, input, found, generation_};
+  return found;
+}
+
+const RoleAssignment* RolesCache::lookup(Strategy strategy, const planner::PlannerInput& input,
+                                         std::optional<std::size_t> server) {
   std::vector<std::uint8_t> key = key_of(strategy, input, server);
   if (auto it = cache_.find(key); it != cache_.end()) {
     ++hits_;
@@ -149,13 +161,25 @@ const RoleAssignment* RolesCache::roles(Strategy strategy, const planner::Planne
   return it->second ? &*it->second : nullptr;
 }
 
+double RolesCache::predicted_seconds(const RoleAssignment& roles, const planner::PlannerInput& input,
+                                     std::uint64_t length, codec::Codec codec) {
+  // A roles entry belongs to one input (its key), so the entry stands for the input.
+  const PredictedKey key{&roles, generation_, length, codec};
+  if (predicted_key_ && *predicted_key_ == key) return predicted_;
+  predicted_ = predicted_round_seconds(roles, input, length, codec);
+  predicted_key_ = key;
+  return predicted_;
+}
+
 const RoundPlan& RolesCache::round_plan(std::uint64_t round_id, const RoleAssignment& roles,
                                         const std::vector<PeerId>& members, std::uint64_t length, codec::Codec codec,
                                         std::uint64_t part_bytes, const std::function<RoundPlan()>& build) {
-  PlanKey key{round_id, &roles, generation_, members, length, codec, part_bytes};
-  if (plan_key_ && *plan_key_ == key) return plan_;
+  if (plan_key_ && plan_key_->round_id == round_id && plan_key_->roles == &roles &&
+      plan_key_->generation == generation_ && plan_key_->length == length && plan_key_->codec == codec &&
+      plan_key_->part_bytes == part_bytes && plan_key_->members == members)
+    return plan_;
   plan_ = build();
-  plan_key_ = std::move(key);
+  plan_key_ = PlanKey{round_id, &roles, generation_, members, length, codec, part_bytes};
   return plan_;
 }
 

@@ -38,6 +38,11 @@ class RolesCache {
                               std::uint64_t length, codec::Codec codec, std::uint64_t part_bytes,
                               const std::function<RoundPlan()>& build);
 
+  // predicted_round_seconds(roles, input, length, codec) for `roles`, an entry of this cache that
+  // `input` was looked up to, remembered for the last arguments (every member asks the same).
+  double predicted_seconds(const RoleAssignment& roles, const planner::PlannerInput& input, std::uint64_t length,
+                           codec::Codec codec);
+
   std::uint64_t solves() const { return solves_; }
   std::uint64_t hits() const { return hits_; }
 
@@ -52,12 +57,32 @@ class RolesCache {
     std::uint64_t part_bytes = 0;
     bool operator==(const PlanKey&) const = default;
   };
+  const RoleAssignment* lookup(Strategy strategy, const planner::PlannerInput& input, std::optional<std::size_t> server);
   std::optional<RoleAssignment> solve(Strategy strategy, const planner::PlannerInput& input,
                                       std::optional<std::size_t> server);
   std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>, BytesLess> cache_;
   // Planned roles by the members' capacities in canonical order (roles()).
   std::map<std::vector<std::uint8_t>, std::optional<RoleAssignment>, BytesLess> canonical_;
   std::uint64_t generation_ = 0;
+  // The last lookup: every member of a group that a process hosts asks for the same input at the
+  // same instant, and comparing it is cheaper than building its key.
+  struct LastLookup {
+    Strategy strategy = Strategy::AllReduce;
+    std::optional<std::size_t> server;
+    planner::PlannerInput input;
+    const RoleAssignment* roles = nullptr;
+    std::uint64_t generation = 0;
+  };
+  std::optional<LastLookup> last_;
+  struct PredictedKey {
+    const RoleAssignment* roles = nullptr;
+    std::uint64_t generation = 0;
+    std::uint64_t length = 0;
+    codec::Codec codec = codec::Codec::Fp32;
+    bool operator==(const PredictedKey&) const = default;
+  };
+  std::optional<PredictedKey> predicted_key_;
+  double predicted_ = 0;
   std::optional<PlanKey> plan_key_;
   RoundPlan plan_;
   std::uint64_t solves_ = 0, hits_ = 0;

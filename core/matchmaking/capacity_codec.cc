@@ -1,6 +1,7 @@
 #include "core/matchmaking/capacity_codec.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "core/wire.h"
 
@@ -30,6 +31,15 @@ std::vector<std::uint8_t> encode_capacity(const planner::PeerCapacity& c) {
 }
 
 planner::PeerCapacity decode_capacity(std::span<const std::uint8_t> bytes) {
+  // Every member decodes every member's capacity at every round: a well-formed record is read
+  // directly; anything else goes through the checked reader below, which says what is wrong.
+  constexpr std::size_t kSize = 1 + 3 * 8 + 1;
+  if (bytes.size() == kSize && bytes[0] == kCapacityVersion && bytes[kSize - 1] <= 1) {
+    double v[3];
+    std::memcpy(v, bytes.data() + 1, sizeof v);  // little-endian, as Reader reads it
+    if (std::isfinite(v[0]) && v[0] >= 0 && std::isfinite(v[1]) && v[1] >= 0 && std::isfinite(v[2]) && v[2] >= 0)
+      return {v[0], v[1], v[2], bytes[kSize - 1] == 1};
+  }
   Reader r(bytes);
   if (r.u8() != kCapacityVersion) throw DecodeError("capacity: unknown version");
   planner::PeerCapacity c;

@@ -8,6 +8,7 @@ namespace swarmlab::core::matchmaking {
 
 planner::PlannerInput group_capacities(const Group& group) {
   planner::PlannerInput input;
+  input.peers.reserve(group.members.size());
   for (const GroupMember& m : group.members) {
     planner::PeerCapacity c;
     try {

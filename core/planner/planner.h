@@ -21,6 +21,7 @@ struct PeerCapacity {
   double download_bps = 0;   // bits/s
   double upload_bps = 0;     // bits/s
   bool client_mode = false;  // accepts no incoming connections: aggregates nothing
+  friend bool operator==(const PeerCapacity&, const PeerCapacity&) = default;
 };
 
 // Reachability between peers (docs/trust.md §4). A route says how bytes from one peer get to
@@ -34,6 +35,7 @@ struct RelayLink {
   double download_bps = 0;
   double upload_bps = 0;
   std::optional<std::size_t> member;
+  friend bool operator==(const RelayLink&, const RelayLink&) = default;
 };
 
 struct PlannerInput {
@@ -50,6 +52,7 @@ struct PlannerInput {
   // traffic to the relay's links. Pair caps apply to the two ends, not to the relay.
   std::vector<std::vector<int>> routes;
   std::vector<RelayLink> relays;
+  friend bool operator==(const PlannerInput&, const PlannerInput&) = default;
 };
 
 // Whether peer i can aggregate: not in client mode, or reachable both ways from every other

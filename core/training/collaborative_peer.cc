@@ -368,7 +368,9 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // No group, or one without a gradient to average (only auxiliary peers met), or we fell behind
   // meanwhile: look again.
   if (left_) return;
-  if (!group || !roles_for(*group, round_input(*group)) || phase_ != Phase::Training)
+  std::optional<planner::PlannerInput> input;
+  if (group) input = round_input(*group);
+  if (!group || !roles_for(*group, *input) || phase_ != Phase::Training)
     return schedule_fetch(config_.min_fetch_period);
   // A group this peer averaged in before (a restarted leader whose draws repeat its predecessor's,
   // or a Begin replayed from the network): its parts would mix with the old round's. Decline it;
@@ -384,6 +386,7 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   group_formed_ = env_.now();
   if (events_.grouped) events_.grouped(*group, round_step_);
   waiting_group_ = std::move(*group);
+  waiting_input_ = std::move(*input);
   waiting_deadline_ = env_.now() + config_.group_timeout;
   wait_for_step();
 }
@@ -403,8 +406,9 @@ void CollaborativePeer::wait_for_step() {
   // Due: the target is reached, or nobody trains (nothing will change).
   if (late || (own_in && (g.ready || !std::isfinite(g.eta_s)))) {
     const matchmaking::Group group = std::move(*waiting_group_);
+    const planner::PlannerInput input = std::move(waiting_input_);
     waiting_group_.reset();
-    return begin_round(group);
+    return begin_round(group, input);
   }
   // Until its own quota is in, on_samples wakes it; the timer is for the others and the deadline.
   const Seconds wait = own_in ? std::max(g.eta_s, 1e-3) : std::max(waiting_deadline_ - env_.now(), 1e-3);
@@ -430,10 +434,9 @@ const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking:
   return config_.roles_cache->roles(config_.strategy, input, server);
 }
 
-void CollaborativePeer::begin_round(const matchmaking::Group& group) {
+void CollaborativePeer::begin_round(const matchmaking::Group& group, const planner::PlannerInput& input) {
   env_.cancel(fetch_timer_);  // on_round_done reads the progress again
   fetch_timer_ = 0;
-  const planner::PlannerInput input = round_input(group);
   const averaging::RoleAssignment& roles = *roles_for(group, input);
   averaging::RoundPlan plan = config_.roles_cache->round_plan(
       group.group_id, roles, group.peers(), learner_->parameter_count(), config_.codec, config_.part_bytes, [&] {
@@ -471,7 +474,7 @@ void CollaborativePeer::begin_round(const matchmaking::Group& group) {
     values = reducer_scratch_;
   }
   const averaging::Timeouts timeouts =
-      timeouts_.for_round(averaging::predicted_round_seconds(roles, input, plan.length(), config_.codec));
+      timeouts_.for_round(config_.roles_cache->predicted_seconds(roles, input, plan.length(), config_.codec));
   averager_->start_round(std::move(plan), values, timeouts, [this, alive = alive_](const averaging::RoundOutcome& o) {
     if (!*alive) return;
     on_round_done(o);

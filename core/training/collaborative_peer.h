@@ -193,7 +193,7 @@ class CollaborativePeer {
   void on_group(std::optional<matchmaking::Group> group);
   // Begins the round of waiting_group_ once the step is due, or schedules the next look.
   void wait_for_step();
-  void begin_round(const matchmaking::Group& group);
+  void begin_round(const matchmaking::Group& group, const planner::PlannerInput& input);
   void on_round_done(const averaging::RoundOutcome& outcome);
   void set_step(std::uint64_t step, std::uint64_t lineage);
 
@@ -221,6 +221,7 @@ class CollaborativePeer {
   std::uint64_t round_step_ = 0;   // the step this round produces
   Seconds group_formed_ = 0;
   std::optional<matchmaking::Group> waiting_group_;  // formed, its step not yet due
+  planner::PlannerInput waiting_input_;              // its planner input (round_input)
   Seconds waiting_deadline_ = 0;                     // it begins then, due or not
   std::vector<float> reducer_scratch_;  // the vector of a round this peer only reduces (real values)
   std::span<float> round_values_;       // the learner's vector in the round in flight (when it sends values)

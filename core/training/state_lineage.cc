@@ -1,7 +1,7 @@
 #include "core/training/state_lineage.h"
 
 #include <algorithm>
-#include <map>
+#include <vector>
 
 #include "core/rng.h"
 
@@ -28,11 +28,27 @@ std::uint64_t lineage_diverged(std::uint64_t before, std::uint64_t round_id, Pee
 
 std::optional<std::uint64_t> consensus_lineage(std::span<const StateHolder> holders) {
   if (holders.empty()) return std::nullopt;
-  std::map<std::uint64_t, std::size_t> count;
-  for (const StateHolder& h : holders) ++count[h.lineage];
-  // Map order is ascending lineage: the first with the most holders wins a tie.
-  return std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
-      ->first;
+  // Usually every holder agrees; peers read it after every progress read, so no allocation then.
+  const std::uint64_t first = holders.front().lineage;
+  if (std::all_of(holders.begin(), holders.end(), [&](const StateHolder& h) { return h.lineage == first; }))
+    return first;
+  std::vector<std::uint64_t> lineages;
+  lineages.reserve(holders.size());
+  for (const StateHolder& h : holders) lineages.push_back(h.lineage);
+  std::sort(lineages.begin(), lineages.end());
+  // The longest run; in ascending order, the first with the most holders wins a tie.
+  std::uint64_t best = lineages.front();
+  std::size_t best_count = 0;
+  for (std::size_t i = 0; i < lineages.size();) {
+    std::size_t j = i;
+    while (j < lineages.size() && lineages[j] == lineages[i]) ++j;
+    if (j - i > best_count) {
+      best = lineages[i];
+      best_count = j - i;
+    }
+    i = j;
+  }
+  return best;
 }
 
 }  // namespace swarmlab::core::training

@@ -39,6 +39,9 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
     // Only a change of activity, or new samples from a peer already waiting for its group, can
     // complete a group: a peer still computing towards the step holds every group up anyway.
     const bool matters = !m.reported || m.local.activity != local.activity || static_cast<bool>(done_);
+    if (!m.reported || m.local.step != local.step || m.local.lineage != local.lineage ||
+        m.local.activity != local.activity)
+      oracle_.holders_.reset();
     m.local = local;
     m.reported = true;
     oracle_.estimate_memo_.reset();
@@ -58,11 +61,11 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
   void member_lost(PeerId) override {}  // the oracle knows who is up
 
   std::vector<core::training::StateHolder> peers_at(std::uint64_t step) const override {
+    const std::vector<core::training::StateHolder>& all = oracle_.holders_at(step);
     std::vector<core::training::StateHolder> out;
-    for (const auto& [peer, m] : oracle_.members_)
-      if (peer != env_.self() && m.reported && m.local.step == step && !m.client_mode &&
-          m.local.activity == core::progress::Activity::Training)
-        out.push_back({peer, m.local.lineage});
+    out.reserve(all.size());
+    for (const auto& h : all)
+      if (h.peer != env_.self()) out.push_back(h);
     return out;
   }
 
@@ -142,11 +145,22 @@ void Oracle::enroll(PeerId peer, PeerCoordinator* c, bool client_mode) {
   m.coordinator = c;
   m.client_mode = client_mode;
   members_.emplace(peer, std::move(m));
+  holders_.reset();
   estimate_memo_.reset();
+}
+
+const std::vector<core::training::StateHolder>& Oracle::holders_at(std::uint64_t step) const {
+  if (holders_ && holders_->step == step) return holders_->holders;
+  holders_ = Holders{step, {}};
+  for (const auto& [peer, m] : members_)
+    if (m.reported && m.local.step == step && !m.client_mode && m.local.activity == core::progress::Activity::Training)
+      holders_->holders.push_back({peer, m.local.lineage});
+  return holders_->holders;
 }
 
 void Oracle::leave(PeerId peer) {
   members_.erase(peer);
+  holders_.reset();
   estimate_memo_.reset();
   schedule_check();
 }
@@ -179,13 +193,19 @@ void Oracle::schedule_check() {
 }
 
 void Oracle::check() {
-  std::vector<PeerId> looking;
+  // Checked after most reports: nothing is built until every peer that will average is looking.
+  const auto syncing = [](const Member& m) { return m.reported && m.local.activity == core::progress::Activity::Syncing; };
+  std::size_t count = 0;
   for (const auto& [peer, m] : members_) {
-    if (m.reported && m.local.activity == core::progress::Activity::Syncing) continue;
+    if (syncing(m)) continue;
     if (!m.coordinator->looking()) return;  // someone who will average soon is not ready yet
-    looking.push_back(peer);
+    ++count;
   }
-  if (looking.empty() || !estimate(engine_.now(), 0, {}).ready) return;
+  if (count == 0 || !estimate(engine_.now(), 0, {}).ready) return;
+  std::vector<PeerId> looking;
+  looking.reserve(count);
+  for (const auto& [peer, m] : members_)
+    if (!syncing(m)) looking.push_back(peer);
 
   std::vector<std::vector<PeerId>> partition;
   if (options_.group_size && *options_.group_size < looking.size()) {

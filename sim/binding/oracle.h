@@ -81,6 +81,15 @@ class Oracle {
     core::progress::GlobalProgress estimate;
   };
   mutable std::optional<EstimateMemo> estimate_memo_;
+  // The training peers at one step with their lineages (what peers_at lists, the asking peer
+  // included): every peer checks it after each read, and it changes only when a peer's step,
+  // lineage or activity does, or a peer comes or goes.
+  struct Holders {
+    std::uint64_t step = 0;
+    std::vector<core::training::StateHolder> holders;
+  };
+  mutable std::optional<Holders> holders_;
+  const std::vector<core::training::StateHolder>& holders_at(std::uint64_t step) const;
   bool check_scheduled_ = false;
   std::uint64_t round_ = 0;
   std::uint64_t next_group_id_ = 1;

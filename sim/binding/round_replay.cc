@@ -1,6 +1,7 @@
 #include "sim/binding/round_replay.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <tuple>
 
@@ -79,22 +80,27 @@ std::vector<std::uint8_t> RoundReplay::key_of(const RoundPlan& plan, std::vector
                    [&](std::size_t a, std::size_t b) { return described[a].tuple() < described[b].tuple(); });
   position.assign(plan.size(), 0);
   for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
-  std::vector<std::uint8_t> key;
-  key.reserve(16 + plan.size() * (40 + 16 * plan.size()));  // one allocation
-  core::Writer w(key);
-  w.u8(static_cast<std::uint8_t>(plan.codec));
-  w.u64(plan.part_bytes);
+  // Written in place: this key is O(n²) bytes and built once per round.
+  const std::size_t n = plan.size();
+  std::vector<std::uint8_t> key(1 + 8 + n * (37 + 16 * n));
+  std::uint8_t* at = key.data();
+  const auto put = [&at](auto v) {
+    std::memcpy(at, &v, sizeof v);  // little-endian, as core::Writer writes
+    at += sizeof v;
+  };
+  put(static_cast<std::uint8_t>(plan.codec));
+  put(std::uint64_t{plan.part_bytes});
   for (std::size_t m : order) {
     const Member& d = described[m];
-    w.f64(d.link.download_bps);
-    w.f64(d.link.upload_bps);
-    w.f64(d.link.latency_s);
-    w.u8(d.sends ? 1 : 0);
-    w.u32(d.parts);
-    w.u64(d.kib);
+    put(double{d.link.download_bps});
+    put(double{d.link.upload_bps});
+    put(double{d.link.latency_s});
+    put(static_cast<std::uint8_t>(d.sends ? 1 : 0));
+    put(std::uint32_t{d.parts});
+    put(std::uint64_t{d.kib});
     for (std::size_t j : order) {
-      w.f64(plan.pace(m, j));
-      w.f64(m == j ? 0.0 : pair_cap_(plan.members[m], plan.members[j]));
+      put(double{plan.pace(m, j)});
+      put(double{m == j ? 0.0 : pair_cap_(plan.members[m], plan.members[j])});
     }
   }
   return key;

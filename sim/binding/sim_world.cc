@@ -124,11 +124,14 @@ class SimWorld::PeerEnvironment final : public core::Environment {
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
     running_job_ = job.handle;
+    running_done_ = std::move(job.done);
     const core::Seconds start = now();
     const core::Seconds duration = static_cast<double>(job.samples) / spec_.compute_sps;
-    running_event_ = world_.engine_.after(duration, [this, start, samples = job.samples, done = std::move(job.done)] {
+    // The callback stays with the peer, so the event's closure fits the engine's inline buffer.
+    running_event_ = world_.engine_.after(duration, [this, start, samples = job.samples] {
       running_job_ = 0;
       running_event_ = 0;
+      std::function<void()> done = std::move(running_done_);
       if (world_.trace_)
         world_.trace_->span(id_, "compute", std::to_string(samples) + " samples", start, now());
       start_next_job();  // the accelerator moves on at once
@@ -140,6 +143,7 @@ class SimWorld::PeerEnvironment final : public core::Environment {
       world_.engine_.cancel(running_event_);
       running_job_ = 0;
       running_event_ = 0;
+      running_done_ = nullptr;
       start_next_job();
       return;
     }
@@ -153,6 +157,7 @@ class SimWorld::PeerEnvironment final : public core::Environment {
     world_.engine_.cancel(running_event_);
     running_job_ = 0;
     running_event_ = 0;
+    running_done_ = nullptr;
     jobs_.clear();
   }
 
@@ -183,6 +188,7 @@ class SimWorld::PeerEnvironment final : public core::Environment {
   std::deque<Job> jobs_;
   core::TimerHandle running_job_ = 0;
   Engine::EventId running_event_ = 0;
+  std::function<void()> running_done_;  // the running job's callback
   std::uint64_t next_job_ = 1;
 };
 

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <limits>
 #include <set>
 
 #include "core/matchmaking/declaration.h"
@@ -117,6 +119,38 @@ TEST(Declarations, RoundTripAndRejectMalformed) {
   EXPECT_THROW(decode_declaration(bytes), DecodeError);
   EXPECT_EQ(decode_peer_subkey(peer_subkey(123456)), 123456u);
   EXPECT_THROW(decode_peer_subkey(std::vector<std::uint8_t>{1, 2, 3}), DecodeError);
+}
+
+// Records of the right size take decode_capacity's direct path; each malformed one must still be
+// refused, as the checked reader refuses it.
+TEST(Capacities, RoundTripAndRejectMalformedRecordsOfTheRightSize) {
+  const planner::PeerCapacity c{12, 1e9, 2.5e8, true};
+  const auto bytes = encode_capacity(c);
+  ASSERT_EQ(bytes.size(), 26u);
+  EXPECT_EQ(decode_capacity(bytes), c);
+  const auto with_rate = [&](int field, double v) {
+    auto b = bytes;
+    std::memcpy(b.data() + 1 + 8 * field, &v, 8);
+    return b;
+  };
+  for (int field = 0; field < 3; ++field) {
+    SCOPED_TRACE(field);
+    EXPECT_THROW(decode_capacity(with_rate(field, -1.0)), DecodeError);
+    EXPECT_THROW(decode_capacity(with_rate(field, std::numeric_limits<double>::quiet_NaN())), DecodeError);
+    EXPECT_THROW(decode_capacity(with_rate(field, std::numeric_limits<double>::infinity())), DecodeError);
+    EXPECT_EQ(decode_capacity(with_rate(field, 0.0)).client_mode, true);
+  }
+  auto b = bytes;
+  b.back() = 2;  // client flag
+  EXPECT_THROW(decode_capacity(b), DecodeError);
+  b = bytes;
+  b.front() = 2;  // version
+  EXPECT_THROW(decode_capacity(b), DecodeError);
+  b = bytes;
+  b.push_back(0);  // trailing byte
+  EXPECT_THROW(decode_capacity(b), DecodeError);
+  b.resize(25);  // truncated
+  EXPECT_THROW(decode_capacity(b), DecodeError);
 }
 
 TEST(GroupPlan, CapacitiesAndPlanFollowTheGroupOrder) {
