@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "core/wire.h"
 
@@ -23,13 +24,16 @@ std::uint64_t VirtualLearner::state_bytes() const {
 }
 
 void VirtualLearner::compute(std::uint64_t samples, std::function<void()> done) {
-  auto finish = [this, done = std::move(done)] {
+  // The callback waits here, so that the closure handed to the environment holds only `this`
+  // (no allocation per micro-batch). One job at a time, as the trainer runs them.
+  done_ = std::move(done);
+  auto finish = [this] {
     job_ = 0;
     busy_ += env_.now() - job_started_;
-    done();
+    std::exchange(done_, nullptr)();
   };
   job_started_ = env_.now();
-  job_ = options_.instant ? env_.schedule(0, std::move(finish)) : env_.compute(samples, std::move(finish));
+  job_ = options_.instant ? env_.schedule(0, finish) : env_.compute(samples, finish);
 }
 
 double VirtualLearner::compute_seconds() const { return busy_ + (job_ ? env_.now() - job_started_ : 0); }

@@ -50,6 +50,7 @@ class VirtualLearner final : public core::training::Learner {
   core::Environment& env_;
   VirtualLearnerOptions options_;
   core::TimerHandle job_ = 0;
+  std::function<void()> done_;  // the running job's callback
   core::Seconds job_started_ = 0, busy_ = 0;
   std::vector<float> buffer_;  // the vector being averaged (values only)
   std::uint64_t steps_ = 0;
