@@ -193,7 +193,8 @@ void Oracle::schedule_check() {
 }
 
 void Oracle::check() {
-  // Checked after most reports: nothing is built until every peer that will average is looking.
+  // Most checks find a peer that is not looking yet: nothing is built until every peer that will
+  // average is.
   const auto syncing = [](const Member& m) { return m.reported && m.local.activity == core::progress::Activity::Syncing; };
   std::size_t count = 0;
   for (const auto& [peer, m] : members_) {
