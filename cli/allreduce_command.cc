@@ -1,11 +1,13 @@
 // swarmlab allreduce: Hydra's fault-tolerant all-reduce (recursive halving-doubling among Raft
 // replica groups, docs/hydra.md §5, core/allreduce/) beside butterfly all-reduce and DeDLOC's planner
-// on the same Table 1-like compositions (sim/experiments/replicated_allreduce_experiment.h).
+// on the same Table 1-like compositions, and Moshpit averaging over them (groups of at most ⌈√P⌉,
+// one round per axis of its grid; sim/experiments/replicated_allreduce_experiment.h).
 //
 // For each P in --groups and R in --replicas it times one round with no failure and one round each
 // with a follower replica, a group's leader and a whole group failing 30% into it, then the round
 // after the group's loss: P - 1 groups, its samples re-queued onto them ("requeued"). --json prints
-// {"rows": [{"groups", "replicas", "election_s", "step_s", "butterfly_s", "planner_s",
+// {"rows": [{"groups", "replicas", "election_s", "step_s", "butterfly_s", "planner_s", "moshpit_s",
+// "moshpit_group_size", "moshpit_rounds",
 // "rounds": [{"failure", "groups", "weight", "round_s", "replicated_s", "min_fraction_averaged",
 // "took_over_at", "lost_chunk_bytes", "bytes_sent", "replication_bytes", "completed"}],
 // "after_group_loss": {the same fields}}]}. Same arguments, same output.
@@ -50,11 +52,12 @@ int run_allreduce(const AllReduceArgs& a) {
   using Json = nlohmann::ordered_json;
   Json rows = Json::array();
   if (!a.json)
-    std::printf("%6s %3s | %-8s %8s %8s %7s %8s %9s %10s | %9s %8s\n", "groups", "R", "failure", "round_s", "vs_none",
-                "averaged", "took_over", "lost_MB", "repl_GB/GB", "butterfly", "planner");
+    std::printf("%6s %3s | %-8s %8s %8s %7s %8s %9s %10s | %9s %8s %8s\n", "groups", "R", "failure", "round_s",
+                "vs_none", "averaged", "took_over", "lost_MB", "repl_GB/GB", "butterfly", "planner", "moshpit");
   for (std::int64_t g : a.groups) {
     bool first = true;
-    double butterfly = 0, planner = 0;  // measured once per P, with the first R
+    double butterfly = 0, planner = 0, moshpit = 0;  // measured once per P, with the first R
+    std::uint32_t moshpit_group = 0, moshpit_rounds = 0;
     for (std::int64_t r : a.replicas) {
       sim::ReplicatedAllReduceConfig c;
       c.groups = static_cast<std::uint32_t>(g);
@@ -63,19 +66,24 @@ int run_allreduce(const AllReduceArgs& a) {
       c.parameters = static_cast<std::uint64_t>(a.parameters);
       c.compare_butterfly = first;  // the same P participants for every R
       const auto res = sim::run_replicated_allreduce(c);
-      if (first) butterfly = res.butterfly_s, planner = res.planner_s;
+      if (first) {
+        butterfly = res.butterfly_s, planner = res.planner_s, moshpit = res.moshpit_s;
+        moshpit_group = res.moshpit_group_size, moshpit_rounds = res.moshpit_rounds;
+      }
       first = false;
       Json row = {{"groups", g}, {"replicas", r}, {"election_s", res.election_s}, {"step_s", res.step_s},
-                  {"butterfly_s", butterfly}, {"planner_s", planner}, {"rounds", Json::array()}};
+                  {"butterfly_s", butterfly}, {"planner_s", planner}, {"moshpit_s", moshpit},
+                  {"moshpit_group_size", moshpit_group}, {"moshpit_rounds", moshpit_rounds}, {"rounds", Json::array()}};
       const double none = res.rounds.front().round_s;
       auto record = [&](const sim::ReplicaRoundRecord& rec, const std::string& label) {
         if (!a.json)
-          std::printf("%6u %3lld | %-8s %8.2f %+7.1f%% %8.3f %9s %9.1f %10.2f | %9.2f %8.2f\n", rec.groups,
+          std::printf("%6u %3lld | %-8s %8.2f %+7.1f%% %8.3f %9s %9.1f %10.2f | %9.2f %8.2f %8.2f\n", rec.groups,
                       static_cast<long long>(r), label.c_str(), rec.round_s, 100 * (rec.round_s / none - 1),
                       rec.min_fraction_averaged,
                       rec.took_over_at ? ("step " + std::to_string(*rec.took_over_at)).c_str() : "-",
                       static_cast<double>(rec.lost_chunk_bytes) / 1e6,
-                      static_cast<double>(rec.replication_bytes) / static_cast<double>(rec.bytes_sent), butterfly, planner);
+                      static_cast<double>(rec.replication_bytes) / static_cast<double>(rec.bytes_sent), butterfly, planner,
+                      moshpit);
         return Json{{"failure", label},
                     {"groups", rec.groups},
                     {"weight", rec.weight},
@@ -98,7 +106,7 @@ int run_allreduce(const AllReduceArgs& a) {
 }
 
 const bool allreduce_registered = register_command(
-    "allreduce", "Hydra's fault-tolerant all-reduce over Raft replica groups, beside butterfly and the planner",
+    "allreduce", "Hydra's fault-tolerant all-reduce over Raft replica groups, beside butterfly, the planner and Moshpit",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<AllReduceArgs>();
       sub.add_option("--groups", args->groups, "participants P (any count; beyond a power of two, extras are folded in)")->delimiter(',')->capture_default_str();

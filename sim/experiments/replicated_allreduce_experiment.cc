@@ -9,6 +9,7 @@
 #include "core/allreduce/halving_doubling.h"
 #include "core/allreduce/replica_peer.h"
 #include "core/allreduce/requeue.h"
+#include "core/moshpit/grid.h"
 #include "core/names.h"
 #include "sim/binding/sim_world.h"
 #include "sim/engine.h"
@@ -240,6 +241,19 @@ ReplicatedAllReduceResult run_replicated_allreduce(const ReplicatedAllReduceConf
       const AveragingRunResult r = run_averaging(sc, ac);
       (strategy == core::averaging::Strategy::AllReduce ? result.butterfly_s : result.planner_s) = r.mean_round_s;
     }
+    scenarios::Scenario moshpit = sc;
+    const auto group = static_cast<std::uint32_t>(std::ceil(std::sqrt(static_cast<double>(config.groups)) - 1e-9));
+    moshpit.averaging.group_size = std::max<std::uint32_t>(2, group);
+    const core::moshpit::GridShape grid = core::moshpit::grid_shape(config.groups, *moshpit.averaging.group_size);
+    AveragingRunConfig ac;
+    ac.strategy = core::averaging::Strategy::AllReduce;
+    ac.rounds = static_cast<std::uint32_t>(grid.dims);
+    ac.backend = config.backend;
+    ac.transport = config.transport;
+    const AveragingRunResult r = run_averaging(moshpit, ac);
+    result.moshpit_group_size = static_cast<std::uint32_t>(*moshpit.averaging.group_size);
+    result.moshpit_rounds = ac.rounds;
+    for (const RoundRecord& round : r.rounds) result.moshpit_s += round.duration_s;
   }
   return result;
 }

@@ -30,7 +30,7 @@ struct ReplicatedAllReduceConfig {
   double fast_bps = 1e9, slow_bps = 200e6, latency_s = 0.025;
   double failure_at = 0.3;       // of the round without failure
   double partner_timeout_s = 5;
-  bool compare_butterfly = true; // also time butterfly AR and the planner on the P participants
+  bool compare_butterfly = true; // also time butterfly AR, the planner and Moshpit on the P participants
   std::uint64_t seed = 1;
 };
 
@@ -57,6 +57,11 @@ struct ReplicatedAllReduceResult {
   std::optional<ReplicaRoundRecord> after_group_loss;
   double step_s = 0;                    // the no-failure round over its steps
   double butterfly_s = 0, planner_s = 0;  // on the P participants (0 when not compared)
+  // Moshpit averaging (docs/dedloc.md §3) on the P participants: groups of at most ⌈√P⌉ on its
+  // grid, all-reduce within each group, as many rounds as the grid has axes; the time of those
+  // rounds, after which every participant holds the exact average when the grid is full.
+  double moshpit_s = 0;
+  std::uint32_t moshpit_group_size = 0, moshpit_rounds = 0;
 };
 
 // Throws std::invalid_argument on a bad configuration (P outside [2, 4096], R == 0, ...).

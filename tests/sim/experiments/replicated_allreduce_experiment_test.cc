@@ -24,6 +24,10 @@ TEST(ReplicatedAllReduceExperiment, TimesEveryFailureOnTheFlowModel) {
   EXPECT_GT(none.round_s, 0);
   EXPECT_GT(r.butterfly_s, 0);
   EXPECT_GT(r.planner_s, 0);
+  // Moshpit over the 8 participants: groups of at most 3 (⌈√8⌉) on a 3 × 3 grid, two rounds.
+  EXPECT_EQ(r.moshpit_group_size, 3u);
+  EXPECT_EQ(r.moshpit_rounds, 2u);
+  EXPECT_GT(r.moshpit_s, 0);
   // Followers receive two copies of what each leader receives: two thirds of the bytes.
   EXPECT_NEAR(static_cast<double>(none.replication_bytes) / static_cast<double>(none.bytes_sent), 2.0 / 3, 0.02);
 
