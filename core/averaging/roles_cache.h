@@ -55,7 +55,6 @@ class RolesCache {
     std::uint64_t length = 0;
     codec::Codec codec = codec::Codec::Fp32;
     std::uint64_t part_bytes = 0;
-    bool operator==(const PlanKey&) const = default;
   };
   const RoleAssignment* lookup(Strategy strategy, const planner::PlannerInput& input, std::optional<std::size_t> server);
   std::optional<RoleAssignment> solve(Strategy strategy, const planner::PlannerInput& input,

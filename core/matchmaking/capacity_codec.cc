@@ -10,9 +10,11 @@ namespace {
 
 constexpr std::uint8_t kCapacityVersion = 1;
 
+bool valid_rate(double v) { return std::isfinite(v) && v >= 0; }
+
 double rate(Reader& r) {
   const double v = r.f64();
-  if (!std::isfinite(v) || v < 0) throw DecodeError("capacity: bad rate");
+  if (!valid_rate(v)) throw DecodeError("capacity: bad rate");
   return v;
 }
 
@@ -37,8 +39,7 @@ planner::PeerCapacity decode_capacity(std::span<const std::uint8_t> bytes) {
   if (bytes.size() == kSize && bytes[0] == kCapacityVersion && bytes[kSize - 1] <= 1) {
     double v[3];
     std::memcpy(v, bytes.data() + 1, sizeof v);  // little-endian, as Reader reads it
-    if (std::isfinite(v[0]) && v[0] >= 0 && std::isfinite(v[1]) && v[1] >= 0 && std::isfinite(v[2]) && v[2] >= 0)
-      return {v[0], v[1], v[2], bytes[kSize - 1] == 1};
+    if (valid_rate(v[0]) && valid_rate(v[1]) && valid_rate(v[2])) return {v[0], v[1], v[2], bytes[kSize - 1] == 1};
   }
   Reader r(bytes);
   if (r.u8() != kCapacityVersion) throw DecodeError("capacity: unknown version");

@@ -108,7 +108,7 @@ void CollaborativePeer::set_capacity(const planner::PeerCapacity& capacity) {
 void CollaborativePeer::on_samples(std::uint64_t n) {
   if (events_.computed) events_.computed(n);
   report();
-  if (waiting_group_ && trainer_->quota_reached()) wait_for_step();
+  if (waiting_ && trainer_->quota_reached()) wait_for_step();
 }
 
 void CollaborativePeer::report() {
@@ -368,10 +368,9 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // No group, or one without a gradient to average (only auxiliary peers met), or we fell behind
   // meanwhile: look again.
   if (left_) return;
-  std::optional<planner::PlannerInput> input;
-  if (group) input = round_input(*group);
-  if (!group || !roles_for(*group, *input) || phase_ != Phase::Training)
-    return schedule_fetch(config_.min_fetch_period);
+  if (!group) return schedule_fetch(config_.min_fetch_period);
+  planner::PlannerInput input = round_input(*group);
+  if (!roles_for(*group, input) || phase_ != Phase::Training) return schedule_fetch(config_.min_fetch_period);
   // A group this peer averaged in before (a restarted leader whose draws repeat its predecessor's,
   // or a Begin replayed from the network): its parts would mix with the old round's. Decline it;
   // the other members see this peer drop out.
@@ -385,8 +384,7 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   round_step_ = std::max(step_, known_global_step_) + 1;
   group_formed_ = env_.now();
   if (events_.grouped) events_.grouped(*group, round_step_);
-  waiting_group_ = std::move(*group);
-  waiting_input_ = std::move(*input);
+  waiting_ = WaitingRound{std::move(*group), std::move(input)};
   waiting_deadline_ = env_.now() + config_.group_timeout;
   wait_for_step();
 }
@@ -396,7 +394,7 @@ void CollaborativePeer::wait_for_step() {
   ready_timer_ = 0;
   // Its members' quotas only: a peer that left after the last round, and whose drop this peer did
   // not see (its part of that round had already come back), must not hold the group up.
-  const std::vector<PeerId> members = waiting_group_->peers();
+  const std::vector<PeerId> members = waiting_->group.peers();
   const progress::GlobalProgress g = coordinator_->estimate(env_.now(), members);
   // Late: others already took this step, or the group has waited long enough.
   const bool late = g.global_step >= round_step_ || env_.now() >= waiting_deadline_;
@@ -405,10 +403,9 @@ void CollaborativePeer::wait_for_step() {
   const bool own_in = config_.quota == 0 || !trainer_ || trainer_->quota_reached();
   // Due: the target is reached, or nobody trains (nothing will change).
   if (late || (own_in && (g.ready || !std::isfinite(g.eta_s)))) {
-    const matchmaking::Group group = std::move(*waiting_group_);
-    const planner::PlannerInput input = std::move(waiting_input_);
-    waiting_group_.reset();
-    return begin_round(group, input);
+    const WaitingRound round = std::move(*waiting_);
+    waiting_.reset();
+    return begin_round(round.group, round.input);
   }
   // Until its own quota is in, on_samples wakes it; the timer is for the others and the deadline.
   const Seconds wait = own_in ? std::max(g.eta_s, 1e-3) : std::max(waiting_deadline_ - env_.now(), 1e-3);

@@ -166,7 +166,7 @@ class CollaborativePeer {
   bool trains() const { return config_.capacity.compute_sps > 0; }
   bool sequential() const { return !config_.dpu || config_.quota > 0; }
   // Its group's round has begun (not merely formed and waiting for the step to be due).
-  bool averaging() const { return in_round_ && !waiting_group_; }
+  bool averaging() const { return in_round_ && !waiting_; }
   void on_samples(std::uint64_t n);
   void report();
   void schedule_fetch(Seconds delay);
@@ -191,7 +191,7 @@ class CollaborativePeer {
   void start_training();
   void maybe_look_for_group(const progress::GlobalProgress& g);
   void on_group(std::optional<matchmaking::Group> group);
-  // Begins the round of waiting_group_ once the step is due, or schedules the next look.
+  // Begins the round of waiting_ once the step is due, or schedules the next look.
   void wait_for_step();
   void begin_round(const matchmaking::Group& group, const planner::PlannerInput& input);
   void on_round_done(const averaging::RoundOutcome& outcome);
@@ -220,8 +220,12 @@ class CollaborativePeer {
   std::uint64_t contributed_ = 0;
   std::uint64_t round_step_ = 0;   // the step this round produces
   Seconds group_formed_ = 0;
-  std::optional<matchmaking::Group> waiting_group_;  // formed, its step not yet due
-  planner::PlannerInput waiting_input_;              // its planner input (round_input)
+  // A group formed before its step was due, with its planner input (round_input), built once.
+  struct WaitingRound {
+    matchmaking::Group group;
+    planner::PlannerInput input;
+  };
+  std::optional<WaitingRound> waiting_;
   Seconds waiting_deadline_ = 0;                     // it begins then, due or not
   std::vector<float> reducer_scratch_;  // the vector of a round this peer only reduces (real values)
   std::span<float> round_values_;       // the learner's vector in the round in flight (when it sends values)

@@ -80,12 +80,13 @@ std::vector<std::uint8_t> RoundReplay::key_of(const RoundPlan& plan, std::vector
                    [&](std::size_t a, std::size_t b) { return described[a].tuple() < described[b].tuple(); });
   position.assign(plan.size(), 0);
   for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
-  // Written in place: this key is O(n²) bytes and built once per round.
+  // Written in place (this key is O(n²) bytes and built once per round); it is only ever compared
+  // with other keys of this process, so no wire format applies.
   const std::size_t n = plan.size();
   std::vector<std::uint8_t> key(1 + 8 + n * (37 + 16 * n));
   std::uint8_t* at = key.data();
   const auto put = [&at](auto v) {
-    std::memcpy(at, &v, sizeof v);  // little-endian, as core::Writer writes
+    std::memcpy(at, &v, sizeof v);
     at += sizeof v;
   };
   put(static_cast<std::uint8_t>(plan.codec));

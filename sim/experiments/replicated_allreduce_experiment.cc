@@ -232,28 +232,28 @@ ReplicatedAllReduceResult run_replicated_allreduce(const ReplicatedAllReduceConf
   result.step_s = reference / core::allreduce::HalvingDoubling(config.groups).steps();
   if (config.compare_butterfly) {
     const scenarios::Scenario sc = composition(config, 1);
-    for (auto strategy : {core::averaging::Strategy::AllReduce, core::averaging::Strategy::Planned}) {
+    // The core's averaging on the same participants (the averaging experiment's peers).
+    const auto averaging = [&](const scenarios::Scenario& s, core::averaging::Strategy strategy, std::uint32_t rounds) {
       AveragingRunConfig ac;
       ac.strategy = strategy;
-      ac.rounds = 1;
+      ac.rounds = rounds;
       ac.backend = config.backend;
       ac.transport = config.transport;
-      const AveragingRunResult r = run_averaging(sc, ac);
-      (strategy == core::averaging::Strategy::AllReduce ? result.butterfly_s : result.planner_s) = r.mean_round_s;
-    }
+      return run_averaging(s, ac);
+    };
+    result.butterfly_s = averaging(sc, core::averaging::Strategy::AllReduce, 1).mean_round_s;
+    result.planner_s = averaging(sc, core::averaging::Strategy::Planned, 1).mean_round_s;
+    // Moshpit on a two-axis grid: groups of the smallest m with m² >= P. (choose_group_size picks a
+    // single group of everyone when nothing fails: the butterfly above.)
+    std::uint32_t m = 2;
+    while (m * m < config.groups) ++m;
     scenarios::Scenario moshpit = sc;
-    const auto group = static_cast<std::uint32_t>(std::ceil(std::sqrt(static_cast<double>(config.groups)) - 1e-9));
-    moshpit.averaging.group_size = std::max<std::uint32_t>(2, group);
-    const core::moshpit::GridShape grid = core::moshpit::grid_shape(config.groups, *moshpit.averaging.group_size);
-    AveragingRunConfig ac;
-    ac.strategy = core::averaging::Strategy::AllReduce;
-    ac.rounds = static_cast<std::uint32_t>(grid.dims);
-    ac.backend = config.backend;
-    ac.transport = config.transport;
-    const AveragingRunResult r = run_averaging(moshpit, ac);
-    result.moshpit_group_size = static_cast<std::uint32_t>(*moshpit.averaging.group_size);
-    result.moshpit_rounds = ac.rounds;
-    for (const RoundRecord& round : r.rounds) result.moshpit_s += round.duration_s;
+    moshpit.averaging.group_size = m;
+    const auto rounds = static_cast<std::uint32_t>(core::moshpit::grid_shape(config.groups, m).dims);
+    for (const RoundRecord& round : averaging(moshpit, core::averaging::Strategy::AllReduce, rounds).rounds)
+      result.moshpit_s += round.duration_s;
+    result.moshpit_group_size = m;
+    result.moshpit_rounds = rounds;
   }
   return result;
 }
