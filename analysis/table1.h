@@ -1,7 +1,9 @@
 #pragma once
 // DeDLOC Table 1 (docs/dedloc.md §6): ResNet-50 averaging time per round for AR, PS and the planner
-// on setups A-D, simulated from the shipped scenarios and set beside the paper's figures.
+// on setups A-D, simulated from the shipped scenarios and set beside the paper's figures; on request
+// also Hydra's halving-doubling all-reduce on the same setups (docs/hydra.md §5; no published figure).
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@ struct Table1Row {
   std::array<Table1Cell, 3> cells;  // AR, PS, Ours
   std::string ps_peer;              // the peer PS used
   std::vector<double> ours_fractions;
+  std::optional<double> hd_s;       // halving-doubling, when asked for
 };
 
 struct Table1Options {
@@ -32,6 +35,7 @@ struct Table1Options {
   // Rounds run first and left out of the mean: the paper's figures are means over a long run on
   // open connections, so a packet-level backend's handshakes and slow start must not count.
   std::uint32_t warmup_rounds = 1;
+  bool halving_doubling = false;  // a fourth column: strategy "hd" on the same setups
   std::string scenario_dir;   // holds A.json .. D.json
   sim::TransportAssumptions transport;
   sim::RunBudget budget;      // every cell's estimated cost must fit (sim/experiments/run_cost.h)

@@ -167,7 +167,7 @@ const bool peer_registered = register_command(
       sub.add_option("--listen", a->listen, "bind here instead of this peer's --peers address");
       sub.add_option("--punch", a->punch, "ID=IP:PORT,... where the peers behind cone NATs punch from (their NAT's address, "
                                           "their punch port): NAT'd pairs of them connect by a hole punch (docs/trust.md; launch --nat gives it)");
-      sub.add_option("--strategy", a->strategy, "ar, ps or ours")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)))->capture_default_str();
+      sub.add_option("--strategy", a->strategy, "ar, ps, ours or hd")->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)))->capture_default_str();
       sub.add_option("--rounds", a->rounds, "averaging rounds")->check(Count(1, 1000000, "a number of rounds"))->capture_default_str();
       sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
       sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember(core::names_of(core::codec::kCodecNames)));

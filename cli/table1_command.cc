@@ -18,6 +18,7 @@ struct Table1Args {
   std::string scenario_dir;
   bool json = false;
   bool quiet = false;
+  bool hd = false;
 };
 
 const bool table1_registered = register_command(
@@ -36,6 +37,7 @@ const bool table1_registered = register_command(
           ->check(Count(0, 1000, "a number of rounds"))
           ->capture_default_str();
       sub.add_option("--scenarios", args->scenario_dir, "folder holding A.json..D.json (default: scenarios/table1)");
+      sub.add_flag("--hd", args->hd, "add a column: Hydra's halving-doubling all-reduce on the same setups (strategy hd)");
       sub.add_flag("--json", args->json, "print JSON");
       sub.add_flag("--quiet", args->quiet, "no progress bar");
       auto budget = std::make_shared<sim::RunBudget>();
@@ -46,6 +48,7 @@ const bool table1_registered = register_command(
         options.backend = args->backend;
         options.rounds = args->rounds;
         options.warmup_rounds = args->warmup;
+        options.halving_doubling = args->hd;
         options.scenario_dir = args->scenario_dir.empty() ? find_data_dir("scenarios/table1") : args->scenario_dir;
         Progress progress("table1", args->quiet);
         options.on_cell = [&](std::size_t done, std::size_t total) { progress.update(done, total); };

@@ -52,7 +52,7 @@ const bool validate_registered = register_command(
       sub.add_flag("--emulate-links", a->o.emulate_links, "run live behind emulated links (needs root)");
       sub.add_flag("--nat", a->o.nat_clients, "with --emulate-links: client-mode peers behind their own NAT in the live runs");
       sub.add_option("--scale", a->o.scale, "multiply every link rate by this, in both the simulation and the live run")->check(Positive(1000, "a scale factor"))->capture_default_str();
-      sub.add_option("--strategies", a->strategies, "subset of ar,ps,ours (default: all)")->delimiter(',')->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)));
+      sub.add_option("--strategies", a->strategies, "subset of ar,ps,ours,hd (default: ar,ps,ours)")->delimiter(',')->check(CLI::IsMember(core::names_of(core::averaging::kStrategyNames)));
       sub.add_option("--rounds", a->o.rounds, "live rounds per strategy (the first is a warm-up)")->check(Count(1, 1000, "a number of rounds"))->capture_default_str();
       sub.add_option("--parameters", a->parameters, "vector length (default: the scenario's)");
       sub.add_option("--codec", a->codec, "wire precision (default: the scenario's)")->check(CLI::IsMember(core::names_of(core::codec::kCodecNames)));

@@ -308,6 +308,9 @@ void load_averaging(Loader& L, const json& v, const std::string& path) {
     }
     if (const json* i = cf.find("iterations"))
       clip.iterations = static_cast<std::uint32_t>(get_uint(L, *i, cf.path("iterations"), 1, 1000, "1 to 1000 iterations"));
+    if (a.strategy == core::averaging::Strategy::HalvingDoubling)
+      L.fail(f.path("centered_clip"), "expected no CenteredClip with strategy \"hd\" (halving-doubling never holds a block's "
+                                      "contributions side by side); use ar, ps or ours");
     a.centered_clip = clip;
   }
 }

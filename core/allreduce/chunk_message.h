@@ -6,12 +6,16 @@
 //   u8 service (AllReduce) | u8 kind | varint round | varint step | varint from_group | body
 //
 //   Part   varint part | varint parts | varint first_element | varint elements | u8 codec |
-//          u8 payload_present | [part 0 only: varint blocks, blocks × f64 weight] | payload
+//          u8 payload_present | [part 0 only: varint blocks, blocks × (f64 weight,
+//          varint 2·groups + final)] | payload
 //   Pull   (no body)
 //   Busy   (no body)
 //
 // A Part is one piece of the chunk that participant `from_group` sends at `step`: its elements
-// are partial averages, and part 0 also carries the weight behind each block of the chunk. A
+// are partial averages, and part 0 also carries, per block of the chunk, the weight behind its
+// partial average, how many participants it includes (a block is averaged in full when that is
+// every participant of the round: peers need not know each other's weights), and whether it is the
+// block's final average, as its reducer finished it, rather than a partial one. A
 // group's leader sends its chunk to the partner group's leader and forwards the parts it receives
 // to its own followers (the same message). Pull asks the partner group for its chunk of `step`
 // again: a new leader sends it after an election, and it tells the partner who leads now. A leader
@@ -46,7 +50,11 @@ struct ChunkHeader {
   std::uint64_t first_element = 0;  // offset in the whole vector
   std::uint32_t elements = 0;
   codec::Codec codec = codec::Codec::Fp32;
-  std::vector<double> block_weights;  // part 0 only: one per block of the chunk
+  // Part 0 only, one per block of the chunk: the weight behind its partial average, the
+  // participants that average includes, and whether it is final.
+  std::vector<double> block_weights;
+  std::vector<std::uint32_t> block_groups;
+  std::vector<bool> block_final;
 };
 
 struct DecodedChunk {

@@ -37,6 +37,9 @@ class HalvingDoubling {
   std::uint32_t extras() const { return participants_ - core_; }
   std::uint32_t levels() const { return levels_; }
   std::uint32_t steps() const { return 2 * levels_ + (extras() > 0 ? 2 : 0); }
+  // Steps that merge (folding the extras in, halving): after them participant g < Q holds block g
+  // reduced over everyone that reached it, and nobody reduces that block any further.
+  std::uint32_t merging_steps() const { return levels_ + (extras() > 0 ? 1 : 0); }
   // What arrives at `step` is averaged into what the receiver holds (folding in an extra, halving),
   // or replaces it (doubling, serving an extra).
   bool merges(std::uint32_t step) const;

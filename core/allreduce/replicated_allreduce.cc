@@ -54,7 +54,9 @@ ReplicatedAllReduce::ReplicatedAllReduce(Environment& env, raft::RaftNode& raft,
   // Equal blocks, the remainder spread one element at a time: block b starts at floor(b L / Q).
   for (std::size_t b = 0; b <= Q; ++b) block_begin_.push_back(plan_.length * b / Q);
   block_weight_.assign(Q, plan_.weights[group_]);
-  for (double w : plan_.weights) total_weight_ += w;
+  block_groups_.assign(Q, 1);
+  block_final_.assign(Q, false);
+  if (schedule_.merging_steps() == 0 && group_ < Q) block_final_[group_] = true;  // a lone participant
   const std::uint32_t steps = schedule_.steps();
   incoming_.resize(steps);
   lost_.assign(steps, false);
@@ -151,7 +153,8 @@ void ReplicatedAllReduce::on_part(PeerId from, const DecodedChunk& chunk, const 
   const std::uint64_t per = plan_.elements_per_part();
   // The geometry is a function of the plan: anything else is not a part of this round.
   if (h.parts != parts || h.part >= parts || h.codec != plan_.codec || chunk.has_payload != carries_values() ||
-      (h.part == 0 && h.block_weights.size() != blocks.count)) {
+      (h.part == 0 && h.block_weights.size() != blocks.count) ||
+      std::any_of(h.block_groups.begin(), h.block_groups.end(), [&](std::uint32_t n) { return n > plan_.groups.size(); })) {
     ++rejected_;
     return;
   }
@@ -189,7 +192,7 @@ void ReplicatedAllReduce::on_part(PeerId from, const DecodedChunk& chunk, const 
       return;
     }
   }
-  if (h.part == 0) in.weights = h.block_weights;
+  if (h.part == 0) in.weights = h.block_weights, in.groups = h.block_groups, in.final = h.block_final;
   in.seen[h.part] = true;
   ++in.parts_seen;
   // The leader replicates what it receives to its followers, part by part as it arrives.
@@ -288,8 +291,13 @@ void ReplicatedAllReduce::take_step(std::uint32_t step, bool partner_lost) {
   } else if (!schedule_.received(group_, step).empty()) {
     reduce(step);
   }
-  ++executed_;
+  advance();
   propose(step);
+}
+
+void ReplicatedAllReduce::advance() {
+  ++executed_;
+  if (executed_ == schedule_.merging_steps() && group_ < schedule_.blocks()) block_final_[group_] = true;
 }
 
 void ReplicatedAllReduce::propose(std::uint32_t step) {
@@ -317,6 +325,10 @@ void ReplicatedAllReduce::reduce(std::uint32_t step) {
       }
     }
     block_weight_[b] = halving ? mine + theirs : theirs;
+    // Capped: a partner cannot make a block include more participants than the round has.
+    block_groups_[b] = halving ? std::min<std::uint32_t>(block_groups_[b] + in.groups[i], static_cast<std::uint32_t>(plan_.groups.size()))
+                               : in.groups[i];
+    if (!halving) block_final_[b] = in.final[i];
   }
   incoming_[step].reduced = true;
 }
@@ -349,8 +361,13 @@ void ReplicatedAllReduce::send_own(std::uint32_t step, PeerId to) {
     const std::uint64_t count = std::min<std::uint64_t>(per, range.first + range.count - h.first_element);
     h.elements = static_cast<std::uint32_t>(count);
     h.block_weights.clear();
-    if (part == 0)
+    h.block_groups.clear();
+    h.block_final.clear();
+    if (part == 0) {
       h.block_weights.assign(block_weight_.begin() + blocks.first, block_weight_.begin() + blocks.first + blocks.count);
+      h.block_groups.assign(block_groups_.begin() + blocks.first, block_groups_.begin() + blocks.first + blocks.count);
+      h.block_final.assign(block_final_.begin() + blocks.first, block_final_.begin() + blocks.first + blocks.count);
+    }
     std::span<const float> payload;
     if (carries_values()) payload = std::span<const float>(sent_values_[step]).subspan(h.first_element - range.first, count);
     env_.send(to, encode_chunk(h, payload));
@@ -455,7 +472,9 @@ void ReplicatedAllReduce::forward_staged(std::uint32_t step) {
     h.first_element = range.first + std::uint64_t{part} * per;
     h.elements = static_cast<std::uint32_t>(std::min<std::uint64_t>(per, range.first + range.count - h.first_element));
     h.block_weights.clear();
-    if (part == 0) h.block_weights = in.weights;
+    h.block_groups.clear();
+    h.block_final.clear();
+    if (part == 0) h.block_weights = in.weights, h.block_groups = in.groups, h.block_final = in.final;
     std::span<const float> payload;
     if (carries_values()) payload = std::span<const float>(in.values).subspan(h.first_element - range.first, h.elements);
     const Message m = encode_chunk(h, payload);
@@ -474,6 +493,8 @@ void ReplicatedAllReduce::on_step_committed(const StepEntry& entry) {
   if (in.reduced) {
     in.values = {};
     in.weights = {};
+    in.groups = {};
+    in.final = {};
   }
 }
 
@@ -485,12 +506,12 @@ void ReplicatedAllReduce::apply_committed_steps() {
     const std::uint32_t step = executed_;
     capture_sent(step);
     if (lost_[step] || schedule_.received(group_, step).empty()) {  // nothing to reduce
-      ++executed_;
+      advance();
       continue;
     }
     if (!incoming_[step].complete()) return;  // its data is still on the way
     reduce(step);
-    ++executed_;
+    advance();
   }
   if (!leading_ && executed_ >= schedule_.steps()) finish(true);
 }
@@ -510,8 +531,14 @@ void ReplicatedAllReduce::finish(bool completed) {
   outcome_.lost_chunks = lost_chunks_;
   outcome_.rejected_messages = rejected_;
   std::uint64_t averaged = 0;
-  for (std::size_t b = 0; b + 1 < block_begin_.size(); ++b)
-    if (block_weight_[b] >= total_weight_ * (1 - 1e-12)) averaged += block_begin_[b + 1] - block_begin_[b];
+  for (std::size_t b = 0; b + 1 < block_begin_.size(); ++b) {
+    const std::uint64_t first = block_begin_[b], count = block_begin_[b + 1] - first;
+    if (block_groups_[b] == plan_.groups.size()) averaged += count;
+    if (block_final_[b] || count == 0) continue;
+    auto& stale = outcome_.stale;
+    if (!stale.empty() && stale.back().first + stale.back().count == first) stale.back().count += count;
+    else stale.push_back({first, count});
+  }
   outcome_.fraction_averaged = static_cast<double>(averaged) / static_cast<double>(plan_.length);
   done_timer_ = env_.schedule(0, [this] {
     done_timer_ = 0;

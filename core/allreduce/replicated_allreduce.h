@@ -74,6 +74,11 @@ struct LostChunk {
   friend bool operator==(const LostChunk&, const LostChunk&) = default;
 };
 
+struct ElementRange {
+  std::uint64_t first = 0, count = 0;
+  friend bool operator==(const ElementRange&, const ElementRange&) = default;
+};
+
 struct ReplicaOutcome {
   std::uint64_t round_id = 0;
   bool completed = false;  // every step done before the round timeout
@@ -84,8 +89,12 @@ struct ReplicaOutcome {
   // Parts that arrived again for a chunk this replica already had them of: a new leader's partner
   // resending what the old one received (about one step's chunk per leader change).
   std::uint64_t duplicate_parts = 0;
-  // Share of the vector whose average includes every group's weight.
+  // Share of the vector whose average includes every group.
   double fraction_averaged = 0;
+  // The element ranges that hold no final average (their reducer, or the way back from it, was
+  // lost) but a partial one of this replica's own, in order. Outside them every surviving replica
+  // holds the same values: each block's average over the contributions that reached its reducer.
+  std::vector<ElementRange> stale;
   std::vector<LostChunk> lost_chunks;  // recorded by this replica's group (as its leader saw them)
   std::uint64_t rejected_messages = 0;
 };
@@ -125,14 +134,14 @@ class ReplicatedAllReduce final : public Service {
   struct Incoming {  // the partner's chunk of one step, as its parts arrive
     std::vector<float> values;
     std::vector<double> weights;
+    std::vector<std::uint32_t> groups;
+    std::vector<bool> final;
     std::vector<bool> seen;
     std::uint32_t parts_seen = 0;
     bool reduced = false;  // taken into this replica's vector (later copies are duplicates)
     bool complete() const { return !seen.empty() && parts_seen == seen.size(); }
   };
-  struct Range {
-    std::uint64_t first = 0, count = 0;
-  };
+  using Range = ElementRange;
 
   Range elements_of(BlockRange blocks) const;
   std::uint32_t parts_of(Range range) const;
@@ -146,6 +155,8 @@ class ReplicatedAllReduce final : public Service {
   void resume();
   void take_step(std::uint32_t step, bool partner_lost);
   void reduce(std::uint32_t step);
+  // Counts a step as done here; after the merging steps this participant's own block is final.
+  void advance();
   // Keeps the chunk this replica sends at `step` (the state before the step), so that it can send
   // it again to a new leader of the partner group after later steps changed the vector.
   void capture_sent(std::uint32_t step);
@@ -169,7 +180,8 @@ class ReplicatedAllReduce final : public Service {
   std::uint32_t group_ = 0;
   std::vector<std::uint64_t> block_begin_;  // P + 1 boundaries
   std::vector<double> block_weight_;         // weight behind each block's partial average
-  double total_weight_ = 0;
+  std::vector<std::uint32_t> block_groups_;  // participants that average includes
+  std::vector<bool> block_final_;            // it is the block's final average
 
   bool started_ = false, finished_ = false, leading_ = false;
   Seconds started_at_ = 0;

@@ -20,12 +20,7 @@ void AveragingService::start_round(RoundPlan plan, std::span<float> values, Time
   rounds_.emplace(id, std::move(round));
   r->start();
   // Replay what arrived before this round started, in arrival order.
-  std::deque<Early> keep;
-  std::deque<Early> replay;
-  for (auto& e : early_) (e.round_id == id ? replay : keep).push_back(std::move(e));
-  early_ = std::move(keep);
-  for (const auto& e : replay) forget_early(e);
-  for (auto& e : replay) handle(e.from, e.message);
+  for (const auto& e : early_.take(id)) handle(e.from, e.message);
 }
 
 void AveragingService::handle(PeerId from, const Message& message) {
@@ -36,48 +31,16 @@ void AveragingService::handle(PeerId from, const Message& message) {
     ++malformed_;
     return;
   }
-  route(from, message, part);
-}
-
-void AveragingService::route(PeerId from, const Message& message, const DecodedPart& part) {
   const std::uint64_t id = part.header.round_id;
   if (auto it = rounds_.find(id); it != rounds_.end()) {
     it->second->on_part(from, part);
     return;
   }
   if (finished_.count(id)) {
-    ++dropped_;  // late message for a round that is over
+    ++late_;
     return;
   }
-  keep_early(from, message, id);
-}
-
-void AveragingService::keep_early(PeerId from, const Message& message, std::uint64_t round_id) {
-  if (limits_ && !limits_->hold(from, message.bytes.size())) {
-    // Over its budget (or banned): nothing more is kept for it, and what was kept goes too.
-    ++dropped_;
-    std::deque<Early> keep;
-    for (auto& e : early_) {
-      if (e.from == from) {
-        forget_early(e);
-        ++dropped_;
-      } else {
-        keep.push_back(std::move(e));
-      }
-    }
-    early_ = std::move(keep);
-    return;
-  }
-  if (early_.size() >= kMaxEarlyMessages) {
-    forget_early(early_.front());
-    early_.pop_front();
-    ++dropped_;
-  }
-  early_.push_back(Early{from, message, round_id});
-}
-
-void AveragingService::forget_early(const Early& e) {
-  if (limits_) limits_->release(e.from, e.message.bytes.size());
+  early_.keep(from, message, id);
 }
 
 void AveragingService::on_link_failure(PeerId peer) {

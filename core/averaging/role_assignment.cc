@@ -17,13 +17,21 @@ RoleAssignment assign_roles(Strategy strategy, const planner::PlannerInput& inpu
     throw std::invalid_argument("averaging: no peer computes, so there is nothing to average");
 
   switch (strategy) {
-    case Strategy::AllReduce: {
+    case Strategy::AllReduce:
+    case Strategy::HalvingDoubling: {  // HD's spans only say which elements a member's outcome covers
       std::size_t reducers = 0;
       for (std::size_t i = 0; i < n; ++i)
         if (roles.weights[i] > 0 && planner::can_aggregate(input, i)) ++reducers;
       if (reducers == 0) throw std::invalid_argument("averaging: AR needs a reachable peer that computes");
       for (std::size_t i = 0; i < n; ++i)
         if (roles.weights[i] > 0 && planner::can_aggregate(input, i)) roles.fractions[i] = 1.0 / static_cast<double>(reducers);
+      if (strategy == Strategy::HalvingDoubling) {
+        for (std::size_t i = 0; i < n; ++i)
+          if (roles.weights[i] > 0) roles.exchange_order.push_back(i);
+        const auto rate = [&](std::size_t i) { return std::min(peers[i].upload_bps, peers[i].download_bps); };
+        std::stable_sort(roles.exchange_order.begin(), roles.exchange_order.end(),
+                         [&](std::size_t a, std::size_t b) { return rate(a) > rate(b); });
+      }
       break;
     }
     case Strategy::ParameterServer: {
@@ -93,6 +101,7 @@ RoleAssignment assign_roles_among(Strategy strategy, const planner::PlannerInput
     full.fractions[index[a]] = sub.fractions[a];
   }
   if (sub.server) full.server = index[*sub.server];
+  for (std::size_t a : sub.exchange_order) full.exchange_order.push_back(index[a]);
   if (sub.plan) {
     planner::Plan plan = *sub.plan;
     const auto expand = [&](const std::vector<std::vector<double>>& m) {
@@ -115,13 +124,16 @@ RoundPlan make_round_plan(std::uint64_t round_id, const RoleAssignment& roles, s
   plan.codec = codec;
   plan.part_bytes = part_bytes;
   std::vector<double> fractions;
+  std::vector<std::uint32_t> member_of(roles.weights.size(), 0);
   for (std::size_t i = 0; i < roles.weights.size(); ++i) {
     if (roles.weights[i] <= 0 && roles.fractions[i] <= 0) continue;
+    member_of[i] = static_cast<std::uint32_t>(plan.members.size());
     plan.members.push_back(static_cast<PeerId>(i));
     plan.weights.push_back(roles.weights[i]);
     fractions.push_back(roles.fractions[i]);
   }
   plan.span_begin = apportion(length, fractions);
+  for (std::size_t i : roles.exchange_order) plan.exchange_order.push_back(member_of[i]);
   if (roles.plan && !roles.plan->send_rate.empty()) {
     const std::size_t m = plan.members.size();
     plan.pace_bps.assign(m * m, 0.0);

@@ -6,6 +6,9 @@
 // - ParameterServer: one peer reduces everything. The server is the reachable peer with the
 //   largest min(upload, download), the lowest index on ties: the peer a practitioner would pick.
 // - Planned: the LP planner's fractions (core/planner), every compute-capable peer sending.
+// - HalvingDoubling: AR's roles, and the senders ranked fastest first (min(upload, download),
+//   lowest index on ties) for the places of the exchange: the fastest partner the extras beyond
+//   the largest power of two, whose whole vectors they take in and send back.
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -24,6 +27,7 @@ struct RoleAssignment {
   std::vector<double> fractions;  // per peer: share of the vector it reduces; sums to 1
   std::optional<std::size_t> server;   // ParameterServer only
   std::optional<planner::Plan> plan;   // Planned only
+  std::vector<std::size_t> exchange_order;  // HalvingDoubling only: the senders, fastest first
 };
 
 // Throws std::invalid_argument when the strategy cannot run (nobody computes, nobody reachable).

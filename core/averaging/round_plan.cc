@@ -54,6 +54,16 @@ void RoundPlan::validate() const {
       if (!(r >= 0) || std::isnan(r)) throw std::invalid_argument("round plan: pacing rates must be >= 0");
   }
   if (clip) clip->validate();
+  if (!exchange_order.empty()) {
+    std::vector<bool> placed(members.size(), false);
+    for (std::uint32_t k : exchange_order) {
+      if (k >= members.size() || !sends(k) || placed[k])
+        throw std::invalid_argument("round plan: the exchange order must list every sender once");
+      placed[k] = true;
+    }
+    if (exchange_order.size() != sender_count())
+      throw std::invalid_argument("round plan: the exchange order must list every sender once");
+  }
 }
 
 std::vector<std::uint64_t> apportion(std::uint64_t length, std::span<const double> fractions) {

@@ -32,6 +32,9 @@ struct RoundPlan {
   // Robust aggregation: reducers take the CenteredClip of each part's contributions instead of
   // their weighted mean (docs/trust.md §3). Rounds that carry no values have nothing to clip.
   std::optional<CenteredClip> clip;
+  // An all-reduce that gives its participants places (halving-doubling): the members that send,
+  // as indices, in the order they take them; empty: plan order.
+  std::vector<std::uint32_t> exchange_order;
 
   std::uint64_t length() const { return span_begin.empty() ? 0 : span_begin.back(); }
   std::size_t size() const { return members.size(); }

@@ -505,7 +505,8 @@ void RaftNode::on_snapshot_reply(PeerId from, const RaftMessage& m) {
 void RaftNode::on_client_request(PeerId from, RaftMessage& m) {
   if (role_ == Role::Leader) {
     const PendingClient client{from, m.request_id, term()};
-    append_command(std::move(m.data), &client);
+    append_command(hooks_.stamp_client_command ? hooks_.stamp_client_command(from, std::move(m.data)) : std::move(m.data),
+                   &client);
     return;
   }
   RaftMessage reply;

@@ -57,6 +57,10 @@ struct RaftHooks {
   std::function<void(Index index, Term term)> on_install_snapshot;
   // When the configuration in force changes (an appended, truncated or installed Config).
   std::function<void(const Configuration& config, Index index)> on_config;
+  // What a leader appends for a client's command from `from` (unset: the command as it came). A
+  // state machine that must know who asked (to authorize) gets the sender stamped in by the
+  // leader, which Raft trusts as it trusts the leader with the log.
+  std::function<Bytes(PeerId from, Bytes command)> stamp_client_command;
 };
 
 struct RaftStats {

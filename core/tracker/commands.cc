@@ -71,6 +71,8 @@ const char* to_string(TrackerStatus status) {
       return "no such file";
     case TrackerStatus::Full:
       return "full";
+    case TrackerStatus::Unauthorized:
+      return "unauthorized";
   }
   return "?";
 }
@@ -114,6 +116,23 @@ Bytes encode_tracker_command(const TrackerCommand& c) {
       break;
   }
   return out;
+}
+
+Bytes stamp_tracker_command(PeerId origin, std::span<const std::uint8_t> command) {
+  Bytes out;
+  out.reserve(command.size() + 5);
+  Writer w(out);
+  w.varint(origin);
+  out.insert(out.end(), command.begin(), command.end());
+  return out;
+}
+
+TrackerEntry decode_tracker_entry(std::span<const std::uint8_t> bytes, const TrackerLimits& limits) {
+  Reader r(bytes);
+  const std::uint64_t origin = r.varint();
+  if (origin > 0xFFFFFFFFu) throw DecodeError("origin out of range");
+  const std::size_t header = bytes.size() - r.remaining();
+  return {static_cast<PeerId>(origin), decode_tracker_command(bytes.subspan(header), limits)};
 }
 
 TrackerCommand decode_tracker_command(std::span<const std::uint8_t> bytes, const TrackerLimits& limits) {
@@ -217,7 +236,7 @@ TrackerResult decode_tracker_result(std::span<const std::uint8_t> bytes, Tracker
   Reader r(bytes);
   TrackerResult res;
   const std::uint8_t status = r.u8();
-  if (status < 1 || status > 7) throw DecodeError("unknown tracker status");
+  if (status < 1 || status > 8) throw DecodeError("unknown tracker status");
   res.status = static_cast<TrackerStatus>(status);
   if (res.status == TrackerStatus::Ok) {
     if (op == TrackerOp::Query) res.info = read_dataset_info(r, limits);

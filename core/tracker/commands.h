@@ -1,8 +1,10 @@
 #pragma once
 // A dataset tracker's commands, results and metadata as bytes (docs/hydra.md §2). A command is what
-// a client puts in a Raft ClientRequest; the group applies it to its TrackerStateMachine, and the
-// result travels back in the ClientReply.
+// a client puts in a Raft ClientRequest; the group's leader stamps it with the sender (an entry),
+// the group applies the entry to its TrackerStateMachine, and the result travels back in the
+// ClientReply.
 //
+// Entry   = varint origin (the peer that sent the ClientRequest), Command
 // Command = u8 op, varint client, varint seq, then by op:
 //   CreateDataset      str title, varint creator
 //   AddFile            str name, varint size
@@ -70,6 +72,7 @@ enum class TrackerStatus : std::uint8_t {
   AlreadyExists = 5,  // create a second time, or add a file name already listed
   NoSuchFile = 6,     // a contribution or download of a file the dataset does not list
   Full = 7,           // a TrackerLimits bound would be exceeded
+  Unauthorized = 8,   // the sender may not do this (state_machine.h says who may do what)
 };
 const char* to_string(TrackerStatus status);
 
@@ -107,6 +110,15 @@ bool is_update(TrackerOp op);
 Bytes encode_tracker_command(const TrackerCommand& c);
 // Throws DecodeError.
 TrackerCommand decode_tracker_command(std::span<const std::uint8_t> bytes, const TrackerLimits& limits = {});
+
+// A command as the log holds it: stamped with the peer that sent it.
+struct TrackerEntry {
+  PeerId origin = 0;
+  TrackerCommand command;
+};
+Bytes stamp_tracker_command(PeerId origin, std::span<const std::uint8_t> command);
+// Throws DecodeError.
+TrackerEntry decode_tracker_entry(std::span<const std::uint8_t> bytes, const TrackerLimits& limits = {});
 Bytes encode_tracker_result(const TrackerResult& r);
 // Throws DecodeError. `op` is the command the result answers (it says what follows an Ok).
 TrackerResult decode_tracker_result(std::span<const std::uint8_t> bytes, TrackerOp op, const TrackerLimits& limits = {});

@@ -152,10 +152,11 @@ void TrackerRebooter::finish(bool ok) {
   done(outcome_);
 }
 
-std::uint64_t restored_last_seq(std::span<const std::uint8_t> state, std::uint64_t client, const TrackerLimits& limits) {
+std::uint64_t restored_last_seq(std::span<const std::uint8_t> state, PeerId origin, std::uint64_t client,
+                                const TrackerLimits& limits) {
   TrackerStateMachine machine(limits);
   machine.restore(state);
-  return machine.last_seq(client);
+  return machine.last_seq(origin, client);
 }
 
 }  // namespace swarmlab::core::tracker

@@ -134,8 +134,9 @@ class TrackerRebooter final : public Service {
   std::uint64_t requests_sent_ = 0, rejected_ = 0;
 };
 
-// The seq of `client`'s last update the state holds (0: none); throws DecodeError like restore().
-std::uint64_t restored_last_seq(std::span<const std::uint8_t> state, std::uint64_t client,
+// The seq of the last update of client `client` of peer `origin` the state holds (0: none); throws
+// DecodeError like restore().
+std::uint64_t restored_last_seq(std::span<const std::uint8_t> state, PeerId origin, std::uint64_t client,
                                 const TrackerLimits& limits = {});
 
 }  // namespace swarmlab::core::tracker

@@ -23,7 +23,10 @@ void TrackerReplica::crash() {
 void TrackerReplica::restart() {
   if (node_) return;
   machine_ = std::make_unique<TrackerStateMachine>(limits_);
-  node_ = std::make_unique<raft::RaftNode>(env_, config_, storage_, *machine_, hooks_);
+  raft::RaftHooks hooks = hooks_;
+  // The state machine authorizes by who asked (state_machine.h).
+  hooks.stamp_client_command = [](PeerId from, raft::Bytes command) { return stamp_tracker_command(from, command); };
+  node_ = std::make_unique<raft::RaftNode>(env_, config_, storage_, *machine_, hooks);
   node_->set_candidates(candidates_);
 }
 

@@ -3,19 +3,19 @@
 namespace swarmlab::core::tracker {
 namespace {
 
-constexpr std::uint8_t kSnapshotVersion = 1;
+constexpr std::uint8_t kSnapshotVersion = 2;  // 2: sessions name their origin
 
 TrackerResult status(TrackerStatus s) { return {s, std::nullopt, {}}; }
 
 }  // namespace
 
-std::uint64_t TrackerStateMachine::last_seq(std::uint64_t client) const {
-  auto it = sessions_.find(client);
+std::uint64_t TrackerStateMachine::last_seq(PeerId origin, std::uint64_t client) const {
+  auto it = sessions_.find({origin, client});
   return it == sessions_.end() ? 0 : it->second.last_seq;
 }
 
-TrackerStateMachine::Session* TrackerStateMachine::session_for(std::uint64_t client) {
-  auto it = sessions_.find(client);
+TrackerStateMachine::Session* TrackerStateMachine::session_for(const SessionKey& key) {
+  auto it = sessions_.find(key);
   if (it != sessions_.end()) return &it->second;
   if (limits_.max_sessions == 0) return nullptr;
   if (sessions_.size() >= limits_.max_sessions) {
@@ -26,25 +26,51 @@ TrackerStateMachine::Session* TrackerStateMachine::session_for(std::uint64_t cli
       if (s->second.last_used < oldest->second.last_used) oldest = s;
     sessions_.erase(oldest);
   }
-  return &sessions_[client];
+  return &sessions_[key];
 }
 
-Bytes TrackerStateMachine::apply(std::span<const std::uint8_t> command) {
-  TrackerCommand c;
+bool TrackerStateMachine::authorized(const TrackerCommand& c, PeerId origin) const {
+  // Before the dataset exists there is nothing to protect: the command gets NoDataset.
+  if (!info_.created && c.op != TrackerOp::CreateDataset) return true;
+  const bool creator = origin == info_.creator;
+  switch (c.op) {
+    case TrackerOp::CreateDataset:
+      return c.peer == origin;
+    case TrackerOp::AddFile:
+      return creator;
+    case TrackerOp::RecordContribution:
+    case TrackerOp::RemovePeer:
+      return c.peer == origin || creator;
+    case TrackerOp::DownloadStarted:
+    case TrackerOp::DownloadCompleted:
+      return c.peer == origin;
+    case TrackerOp::Query:
+    case TrackerOp::Export:
+      return true;
+  }
+  return false;
+}
+
+Bytes TrackerStateMachine::apply(std::span<const std::uint8_t> entry) {
+  TrackerEntry e;
   try {
-    c = decode_tracker_command(command, limits_);
+    e = decode_tracker_entry(entry, limits_);
   } catch (const DecodeError&) {
     return encode_tracker_result(status(TrackerStatus::Malformed));
   }
+  const TrackerCommand& c = e.command;
+  // Refused before its session is touched: nobody else's retries or seqs are disturbed.
+  if (!authorized(c, e.origin)) return encode_tracker_result(status(TrackerStatus::Unauthorized));
   Session* session = nullptr;
   if (c.seq != 0) {
-    auto it = sessions_.find(c.client);
+    const SessionKey key{e.origin, c.client};
+    auto it = sessions_.find(key);
     if (it != sessions_.end()) {
       if (c.seq < it->second.last_seq) return encode_tracker_result(status(TrackerStatus::Stale));
       if (c.seq == it->second.last_seq && is_update(c.op))
         return encode_tracker_result(status(it->second.last_status));
     }
-    session = session_for(c.client);
+    session = session_for(key);
   }
   ++applied_;
   if (session) {  // before executing: an Export's snapshot includes its own session
@@ -125,7 +151,8 @@ TrackerResult TrackerStateMachine::execute(const TrackerCommand& c) {
 }
 
 // Snapshot = u8 version, varint applied, DatasetInfo,
-//            varint n, n × (varint client, varint last_seq, u8 last_status, varint last_used) ascending.
+//            varint n, n × (varint origin, varint client, varint last_seq, u8 last_status, varint last_used)
+//            ascending by (origin, client).
 Bytes TrackerStateMachine::snapshot() const {
   std::size_t size = 64 + info_.title.size() + sessions_.size() * 24;
   for (const auto& [name, s] : info_.files) size += name.size() + 10;
@@ -137,8 +164,9 @@ Bytes TrackerStateMachine::snapshot() const {
   w.varint(applied_);
   write_dataset_info(w, info_);
   w.varint(sessions_.size());
-  for (const auto& [client, s] : sessions_) {
-    w.varint(client);
+  for (const auto& [key, s] : sessions_) {
+    w.varint(key.first);
+    w.varint(key.second);
     w.varint(s.last_seq);
     w.u8(static_cast<std::uint8_t>(s.last_status));
     w.varint(s.last_used);
@@ -151,20 +179,22 @@ void TrackerStateMachine::restore(std::span<const std::uint8_t> snapshot) {
   if (r.u8() != kSnapshotVersion) throw DecodeError("unknown tracker snapshot version");
   const std::uint64_t applied = r.varint();
   DatasetInfo info = read_dataset_info(r, limits_);
-  std::map<std::uint64_t, Session> sessions;
-  const std::size_t n = r.count(4);
+  std::map<SessionKey, Session> sessions;
+  const std::size_t n = r.count(5);
   if (n > limits_.max_sessions) throw DecodeError("too many sessions");
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t client = r.varint();
+    const std::uint64_t origin = r.varint();
+    if (origin > 0xFFFFFFFFu) throw DecodeError("origin out of range");
+    const SessionKey key{static_cast<PeerId>(origin), r.varint()};
     Session s;
     s.last_seq = r.varint();
     const std::uint8_t st = r.u8();
-    if (st < 1 || st > 7) throw DecodeError("unknown tracker status");
+    if (st < 1 || st > 8) throw DecodeError("unknown tracker status");
     s.last_status = static_cast<TrackerStatus>(st);
     s.last_used = r.varint();
     if (s.last_seq == 0 || s.last_used > applied) throw DecodeError("impossible session");
-    if (!sessions.empty() && sessions.rbegin()->first >= client) throw DecodeError("sessions not ascending");
-    sessions.emplace_hint(sessions.end(), client, s);
+    if (!sessions.empty() && sessions.rbegin()->first >= key) throw DecodeError("sessions not ascending");
+    sessions.emplace_hint(sessions.end(), key, s);
   }
   r.finish();
   info_ = std::move(info);

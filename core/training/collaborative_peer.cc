@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/allreduce/halving_doubling_averager.h"
 #include "core/averaging/averaging_service.h"
 #include "core/matchmaking/capacity_codec.h"
 #include "core/matchmaking/group_plan.h"
@@ -43,13 +44,20 @@ CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig c
   if (config_.dpu && config_.quota > 0)
     throw std::invalid_argument("collaborative peer: delayed parameter updates need a pooled target batch");
   if (learner_->parameter_count() == 0) throw std::invalid_argument("collaborative peer: the learner has no parameters");
+  if (config_.clip && config_.strategy == averaging::Strategy::HalvingDoubling)
+    throw std::invalid_argument("collaborative peer: CenteredClip needs strategy ar, ps or ours, not hd");
   // An honest sender is early by at most its parts of one round: never more than two whole fp32
   // vectors, whatever the configured budget says.
   PeerLimitsConfig limits = config_.limits;
   limits.max_held_bytes = std::max(limits.max_held_bytes, 8 * learner_->parameter_count() + (std::uint64_t{1} << 20));
   limits_ = std::make_unique<PeerLimits>(env_, limits);
   mux_->set_limits(limits_.get());
-  if (!averager_) averager_ = std::make_unique<averaging::AveragingService>(env_, limits_.get());
+  if (!averager_) {
+    if (config_.strategy == averaging::Strategy::HalvingDoubling)
+      averager_ = std::make_unique<allreduce::HalvingDoublingAverager>(env_, limits_.get());
+    else
+      averager_ = std::make_unique<averaging::AveragingService>(env_, limits_.get());
+  }
   if (!config_.roles_cache) config_.roles_cache = std::make_shared<averaging::RolesCache>();
   state_ = std::make_unique<StateService>(env_, config_.state, [this](const StateWanted& wanted) -> std::optional<StateSnapshot> {
     if (wanted.updates) return kept_updates(wanted.since_step, wanted.since_lineage);
@@ -67,7 +75,7 @@ CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig c
   }
   set_capacity(config_.capacity);
   coordinator_->attach(*mux_);
-  mux_->add(ServiceId::Averaging, *averager_);
+  mux_->add(averager_->service(), *averager_);
   mux_->add(ServiceId::State, *state_);
   env_.set_sink(mux_.get());
 }

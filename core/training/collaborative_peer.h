@@ -23,7 +23,8 @@
 //
 // What is injected (PeerParts): the coordinator (DHT in a real collaboration, an oracle in fast
 // simulations), the learner (libtorch live, a virtual one in the simulator) and optionally the
-// averager (AveragingService by default). The peer owns them; destroying it is its process dying.
+// averager (by default AveragingService's butterfly rounds, or Hydra's halving-doubling under
+// strategy "hd"). The peer owns them; destroying it is its process dying.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -93,7 +94,7 @@ struct CollaborativePeerConfig {
 struct PeerParts {
   std::unique_ptr<Coordinator> coordinator;
   std::unique_ptr<Learner> learner;
-  std::unique_ptr<averaging::Averager> averager;  // null: core::averaging::AveragingService
+  std::unique_ptr<averaging::Averager> averager;  // null: by the strategy (AveragingService, or HalvingDoublingAverager for hd)
 };
 
 // What the peer tells whoever hosts it (metrics, sample accounting). Every field may be empty.
@@ -119,7 +120,8 @@ class CollaborativePeer {
   enum class Phase { Joining, Syncing, Training };
 
   // Installs its mux as env's sink. Throws std::invalid_argument on a missing coordinator or
-  // learner, a zero target (batch and quota), DPU with a quota, or a learner without parameters.
+  // learner, a zero target (batch and quota), DPU with a quota, a learner without parameters, or
+  // CenteredClip with halving-doubling.
   CollaborativePeer(Environment& env, CollaborativePeerConfig config, PeerParts parts,
                     CollaborativePeerEvents events = {});
   ~CollaborativePeer();

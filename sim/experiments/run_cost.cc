@@ -49,10 +49,12 @@ RunCost averaging_cost(const scenarios::Scenario& sc, core::averaging::Strategy 
   const double part = static_cast<double>(sc.averaging.part_bytes);
   // Butterfly: every sender sends its part of every other span and gets every averaged span back:
   // about 2·n·(G/part + n) messages. Parameter server: every peer sends G/part parts and gets them back.
+  // Halving-doubling moves the butterfly's bytes in fewer, larger chunks: the butterfly's count bounds it.
   const double parts = std::ceil(gradient / part);
   const double per_round = strategy == core::averaging::Strategy::ParameterServer ? 2 * n * parts : 2 * n * (parts + n);
-  // Identical rounds are replayed (sim/binding/round_replay.h) when nothing fails on purpose; a
-  // replayed round costs a few events per peer. Count two simulated rounds then, as a bound.
+  // Identical butterfly rounds are replayed (sim/binding/round_replay.h) when nothing fails on
+  // purpose; a replayed round costs a few events per peer. Count two simulated rounds then, as a bound.
+  if (strategy == core::averaging::Strategy::HalvingDoubling) replay = false;
   bool failures = !sc.failures.empty() || !sc.churn.events.empty() || !sc.bandwidth.events.empty();
   for (const auto& p : sc.peers) failures = failures || p.failure_rate > 0 || p.join_s.has_value() || p.leave_s.has_value();
   const double r = static_cast<double>(rounds);

@@ -65,7 +65,7 @@ TEST(LiveSwarm, EveryStrategyAveragesExactlyOverLoopback) {
   TempDir dir;
   const std::string sc = dir.write("s.json", testing::small_scenario());
   for (const auto strategy : {core::averaging::Strategy::AllReduce, core::averaging::Strategy::ParameterServer,
-                              core::averaging::Strategy::Planned}) {
+                              core::averaging::Strategy::Planned, core::averaging::Strategy::HalvingDoubling}) {
     LaunchOptions o = testing::test_launch(sc, dir.path + "/" + std::string(core::averaging::name(strategy)));
     o.strategy = strategy;
     o.rounds = 2;
@@ -81,13 +81,14 @@ TEST(LiveSwarm, EveryStrategyAveragesExactlyOverLoopback) {
       EXPECT_TRUE(round.values_ok);
       EXPECT_FALSE(round.dropped_any);
     }
-    // AR: the four GPU peers; PS: the CPU peer (the best link) serves them; Ours: the planner's
-    // choice (here the client-mode peer's upload bounds the round, so the CPU peer is optional).
+    // AR and HD: the four peers that compute; PS: the CPU peer (the best link) serves them; Ours:
+    // the planner's choice (here the client-mode peer's upload bounds the round, so the CPU peer
+    // is optional).
     // Checked on the last round: on a loaded machine a process may start too late for the first
     // group (it then joins the next; the roles are what this test is about).
     const LaunchRound& last = r.rounds.back();
     if (strategy == core::averaging::Strategy::Planned) EXPECT_GE(last.participants, 4u);
-    else EXPECT_EQ(last.participants, strategy == core::averaging::Strategy::AllReduce ? 4u : 5u);
+    else EXPECT_EQ(last.participants, strategy == core::averaging::Strategy::ParameterServer ? 5u : 4u);
     for (int code : r.exit_codes) EXPECT_EQ(code, 0);
   }
 }

@@ -43,12 +43,15 @@ case "$target" in
     sources=(
       "$root"/core/wire.cc
       "$root"/core/peer_limits.cc
+      "$root"/core/early_messages.cc
       "$root"/core/raft/*.cc
       "$root"/core/allreduce/*.cc
+      "$root"/core/averaging/round_plan.cc
+      "$root"/core/averaging/centered_clip.cc
       "$root"/core/codec/*.cc
       "$root"/tests/core/support/memory_world.cc
     )
-    extra_includes=(-I "$root/tests/core")
+    extra_includes=(-I "$root/tests/core" -I /usr/include/eigen3)
     ;;
   raft)
     # The Raft group runs on the core's test double (tests/core/support/memory_world.h).

@@ -63,9 +63,15 @@ std::vector<TrackerCommand> script() {
           command(TrackerOp::DownloadCompleted, 7, "test.gz", 5), command(TrackerOp::DownloadCompleted, 8, "train.gz", 5)};
 }
 
+// A script command as the leader logs it, from the peer allowed to send it (the creator, peer 1,
+// adds the files).
+Bytes entry(const TrackerCommand& c) {
+  return core::tracker::stamp_tracker_command(c.op == TrackerOp::AddFile ? 1 : c.peer, core::tracker::encode_tracker_command(c));
+}
+
 TrackerStateMachine populated() {
   TrackerStateMachine m;
-  for (const TrackerCommand& c : script()) m.apply(core::tracker::encode_tracker_command(c));
+  for (const TrackerCommand& c : script()) m.apply(entry(c));
   return m;
 }
 
@@ -73,6 +79,13 @@ void check_decoders(std::span<const std::uint8_t> in) {
   try {
     const TrackerCommand c = core::tracker::decode_tracker_command(in);
     if (core::tracker::encode_tracker_command(c) != Bytes(in.begin(), in.end())) std::abort();
+  } catch (const core::DecodeError&) {
+  }
+  try {
+    const auto e = core::tracker::decode_tracker_entry(in);
+    if (core::tracker::stamp_tracker_command(e.origin, core::tracker::encode_tracker_command(e.command)) !=
+        Bytes(in.begin(), in.end()))
+      std::abort();
   } catch (const core::DecodeError&) {
   }
   for (std::uint8_t op = 1; op <= 8; ++op) {
@@ -119,7 +132,7 @@ struct World {
     host.serve_reboots(o);
     host.attach_rebooter(rebooter);
     net.run_for(1.0);
-    for (const TrackerCommand& c : script()) node().propose(core::tracker::encode_tracker_command(c));
+    for (const TrackerCommand& c : script()) node().propose(entry(c));
     net.run_for(0.1);
     const core::tracker::TrackerSnapshot snapshot{"cifar-10", 0, populated().snapshot(), 0, 0};
     rebooter.reboot(snapshot, {{1, core::dht::NodeId::of_key("peer 1", core::dht::kHydraIdBits)}}, o,
@@ -169,12 +182,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_decoders(in);
   check_bootstrap(in);
   TrackerStateMachine m = populated();
+  // The input as a log entry, and as a command stamped by a leader (from the creator, and from a
+  // stranger): a well-formed result every time, an error status at worst.
   TrackerOp op = TrackerOp::AddFile;  // what a malformed command's result decodes as
+  try {
+    op = core::tracker::decode_tracker_entry(in).command.op;
+  } catch (const core::DecodeError&) {
+  }
+  core::tracker::decode_tracker_result(m.apply(in), op);
+  op = TrackerOp::AddFile;
   try {
     op = core::tracker::decode_tracker_command(in).op;
   } catch (const core::DecodeError&) {
   }
-  core::tracker::decode_tracker_result(m.apply(in), op);  // a well-formed result, an error status at worst
+  for (const core::PeerId origin : {1u, 77u})
+    core::tracker::decode_tracker_result(m.apply(core::tracker::stamp_tracker_command(origin, in)), op);
 
   World w;
   w.host.handle(1, core::Message{Bytes(in.begin(), in.end()), 0});
@@ -196,7 +218,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // A hostile message may depose the leader (a higher term): alone in its group, it is elected again.
   for (int i = 0; i < 30 && !w.node().is_leader(); ++i) w.net.run_for(0.1);
   // The group still serves: a Query through the log is answered with the dataset.
-  const auto index = w.node().propose(core::tracker::encode_tracker_command(command(TrackerOp::Query, 0)));
+  const auto index = w.node().propose(entry(command(TrackerOp::Query, 0)));
   if (!index) std::abort();
   w.net.run_for(0.1);
   if (w.node().applied_index() < *index) std::abort();
@@ -220,6 +242,7 @@ int main(int argc, char** argv) {
   corpus.write("command_remove_peer", encode_tracker_command(command(TrackerOp::RemovePeer, 9, {}, 2)));
   corpus.write("command_query", encode_tracker_command(command(TrackerOp::Query, 10)));
   corpus.write("command_export", encode_tracker_command(command(TrackerOp::Export, 11)));
+  corpus.write("entry_add_file", stamp_tracker_command(1, encode_tracker_command(script()[1])));
   TrackerStateMachine m = populated();
   corpus.write("snapshot", m.snapshot());
   corpus.write("result_query", encode_tracker_result({TrackerStatus::Ok, m.info(), {}}));

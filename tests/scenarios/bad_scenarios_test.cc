@@ -240,7 +240,7 @@ TEST(BadScenarioText, WrongTypesEverywhere) {
           "averaging.rounds: expected a positive number of rounds (an integer from 1 to 1000000), got 0"));
   EXPECT_THAT(
       message(R"({"name": "n", )" + w + ", " + p + R"(, "averaging": {"strategy": "AR"}})"),
-      HasSubstr("averaging.strategy: expected one of \"ar\", \"ps\", \"ours\", got the string \"AR\""));
+      HasSubstr("averaging.strategy: expected one of \"ar\", \"ps\", \"ours\", \"hd\", got the string \"AR\""));
   EXPECT_THAT(message(R"({"name": "n", )" + w + ", " + p + R"(, "averaging": {"part_bytes": -1}})"),
               HasSubstr("averaging.part_bytes: expected a positive part size in bytes"));
   EXPECT_THAT(message(R"({"name": "n", )" + w + ", " + p + R"(, "churn_trace": 3})"),

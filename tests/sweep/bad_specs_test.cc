@@ -61,7 +61,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"reversed_range.json", "axes[0].range[1]", "expected high >= low"},
         BadSpec{"share_above_one.json", "axes[0].values[1]", "expected a share of peers in [0, 1], got 1.5"},
         BadSpec{"unknown_strategy.json", "axes[0].values[1]",
-                "expected one of \"ar\", \"ps\", \"ours\", got the string \"butterfly\""},
+                "expected one of \"ar\", \"ps\", \"ours\", \"hd\", got the string \"butterfly\""},
         BadSpec{"duplicate_seed.json", "seeds[2]", "duplicate seed 1: expected each seed once"},
         BadSpec{"rounds_in_training.json", "experiment.rounds", "expected no rounds in a training experiment"},
         BadSpec{"range_for_strategy.json", "axes[0].range", "a strategy axis takes a list, not a range"},

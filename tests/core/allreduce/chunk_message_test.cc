@@ -21,6 +21,8 @@ ChunkHeader part0() {
   h.elements = 4;
   h.codec = codec::Codec::Fp32;
   h.block_weights = {1.5, 2.0};
+  h.block_groups = {3, 1};
+  h.block_final = {true, false};
   return h;
 }
 
@@ -32,6 +34,8 @@ TEST(ChunkMessage, RoundTripsRealAndVirtualParts) {
   EXPECT_EQ(d.header.step, 3u);
   EXPECT_EQ(d.header.from_group, 5u);
   EXPECT_EQ(d.header.block_weights, (std::vector<double>{1.5, 2.0}));
+  EXPECT_EQ(d.header.block_groups, (std::vector<std::uint32_t>{3, 1}));
+  EXPECT_EQ(d.header.block_final, (std::vector<bool>{true, false}));
   ASSERT_TRUE(d.has_payload);
   std::vector<float> out(4);
   codec::decode(codec::Codec::Fp32, d.payload, out);
@@ -40,6 +44,8 @@ TEST(ChunkMessage, RoundTripsRealAndVirtualParts) {
   ChunkHeader h = part0();
   h.part = 1;
   h.block_weights.clear();
+  h.block_groups.clear();
+  h.block_final.clear();
   h.codec = codec::Codec::Fp16;
   const Message virt = encode_chunk(h, {});
   EXPECT_EQ(virt.virtual_bytes, 8u);
@@ -79,6 +85,8 @@ TEST(ChunkMessage, RejectsMalformedMessages) {
   ChunkHeader h = part0();
   h.part = 1;
   h.block_weights.clear();
+  h.block_groups.clear();
+  h.block_final.clear();
   Message virt = encode_chunk(h, {});
   virt.virtual_bytes = 3;  // disagrees with the header
   EXPECT_THROW(decode_chunk(virt), DecodeError);
@@ -87,8 +95,19 @@ TEST(ChunkMessage, RejectsMalformedMessages) {
   h.block_weights = {-1.0, 2.0};
   EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
   h = part0();
+  h.block_groups = {0, 1};  // a block includes at least its own participant
+  EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
+  h = part0();
+  h.block_groups = {4097, 1};
+  EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
+  h = part0();
+  h.block_groups = {1};  // one per block
+  EXPECT_THROW(encode_chunk(h, v), std::logic_error);
+  h = part0();
   h.part = 2;  // part >= parts
   h.block_weights.clear();
+  h.block_groups.clear();
+  h.block_final.clear();
   EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
   // Found by the fuzzer: a real payload of no elements would encode back as a virtual one.
   Message empty;

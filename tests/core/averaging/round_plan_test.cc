@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/averaging/part_message.h"
+#include "core/averaging/role_assignment.h"
 #include "core/wire.h"
 
 namespace swarmlab::core::averaging {
@@ -63,6 +64,29 @@ TEST(RoundPlan, ValidateRejectsInconsistentPlans) {
   p.weights = {1, 1};
   p.span_begin = {0, 2, 1};
   EXPECT_THROW(p.validate(), std::invalid_argument);  // decreasing spans
+  p.span_begin = {0, 1, 2};
+  p.exchange_order = {1, 0};
+  EXPECT_NO_THROW(p.validate());
+  p.exchange_order = {1, 1};
+  EXPECT_THROW(p.validate(), std::invalid_argument);  // a sender twice
+  p.exchange_order = {1};
+  EXPECT_THROW(p.validate(), std::invalid_argument);  // a sender left out
+  p.weights = {1, 0};
+  p.exchange_order = {0, 1};
+  EXPECT_THROW(p.validate(), std::invalid_argument);  // member 1 sends nothing
+}
+
+TEST(RoundPlan, HalvingDoublingRanksTheSendersFastestFirst) {
+  // Peer 2 computes nothing (no place); 3 and 0 are equally fast (lower index first).
+  planner::PlannerInput in;
+  in.peers = {{10, 1e8, 1e8, false}, {10, 5e7, 9e8, false}, {0, 1e9, 1e9, false}, {10, 2e8, 1e8, false}, {10, 4e8, 3e8, false}};
+  const RoleAssignment roles = assign_roles(Strategy::HalvingDoubling, in);
+  EXPECT_EQ(roles.exchange_order, (std::vector<std::size_t>{4, 0, 3, 1}));
+  EXPECT_TRUE(assign_roles(Strategy::AllReduce, in).exchange_order.empty());
+  // In the plan: members are 0, 1, 3, 4 (peer 2 neither sends nor reduces), so member indices.
+  const RoundPlan plan = make_round_plan(7, roles, 1000, codec::Codec::Fp32);
+  EXPECT_EQ(plan.members, (std::vector<PeerId>{0, 1, 3, 4}));
+  EXPECT_EQ(plan.exchange_order, (std::vector<std::uint32_t>{3, 0, 2, 1}));
 }
 
 TEST(PartMessage, RoundTripsRealAndVirtualPayloads) {

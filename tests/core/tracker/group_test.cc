@@ -49,7 +49,7 @@ class Workload {
     if (count_ == 0) {
       c.op = TrackerOp::CreateDataset;
       c.text = "fashion-mnist";
-      c.peer = world_.creator_peer();
+      c.peer = world_.client_peer();  // in its own name: the tracker authorizes by sender
     } else if (count_ % 2 == 1) {
       c.op = TrackerOp::AddFile;
       c.text = "f" + std::to_string(count_);
@@ -274,7 +274,7 @@ void recovers_from_snapshot(std::uint64_t seed, std::size_t* lost_total) {
   const std::vector<std::uint64_t> acked_seqs = w.client().acknowledged_updates();
 
   // The updates the snapshot holds are exactly those up to the client's restored session seq.
-  const std::uint64_t restored = restored_last_seq(snapshot.state, w.client().client_id());
+  const std::uint64_t restored = restored_last_seq(snapshot.state, w.client_peer(), w.client().client_id());
   for (const auto& u : work.acked())
     if (u.acked_at < snapshot.requested_at) EXPECT_LE(u.seq, restored) << "seed " << seed;  // linearizable Export
   const RebootOutcome outcome = w.reboot(snapshot);

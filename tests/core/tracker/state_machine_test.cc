@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <set>
 #include <string>
 
 #include "core/rng.h"
@@ -21,11 +23,20 @@ TrackerCommand cmd(TrackerOp op, std::uint64_t seq, std::string text = {}, PeerI
   return c;
 }
 
-TrackerResult run(TrackerStateMachine& m, const TrackerCommand& c) {
-  return decode_tracker_result(m.apply(encode_tracker_command(c)), c.op);
+// A command as the leader logs it, from `origin`: by default the peer it names, or for AddFile the
+// dataset's creator (who may do each).
+Bytes entry(const TrackerStateMachine& m, const TrackerCommand& c, std::optional<PeerId> origin = std::nullopt) {
+  return stamp_tracker_command(origin.value_or(c.op == TrackerOp::AddFile ? m.info().creator : c.peer),
+                               encode_tracker_command(c));
 }
 
-TrackerStatus status(TrackerStateMachine& m, const TrackerCommand& c) { return run(m, c).status; }
+TrackerResult run(TrackerStateMachine& m, const TrackerCommand& c, std::optional<PeerId> origin = std::nullopt) {
+  return decode_tracker_result(m.apply(entry(m, c, origin)), c.op);
+}
+
+TrackerStatus status(TrackerStateMachine& m, const TrackerCommand& c, std::optional<PeerId> origin = std::nullopt) {
+  return run(m, c, origin).status;
+}
 
 // A dataset with two files, a contributor, a downloader part-way and a seeder.
 TrackerStateMachine populated() {
@@ -104,7 +115,7 @@ TEST(TrackerStateMachine, RetryGetsTheCachedResultAndOlderSeqsAreStale) {
   EXPECT_EQ(status(m, cmd(TrackerOp::CreateDataset, 1, "d", 1)), TrackerStatus::Stale);
   EXPECT_EQ(status(m, cmd(TrackerOp::AddFile, 1, "b", 0, 5)), TrackerStatus::Stale);
   EXPECT_EQ(m.info().files.size(), 1u);
-  EXPECT_EQ(m.last_seq(7), 2u);
+  EXPECT_EQ(m.last_seq(1, 7), 2u);  // the session of peer 1's client 7
   // A failed update's status is cached too.
   EXPECT_EQ(status(m, cmd(TrackerOp::AddFile, 3, "a", 0, 5)), TrackerStatus::AlreadyExists);
   EXPECT_EQ(status(m, cmd(TrackerOp::AddFile, 3, "a", 0, 5)), TrackerStatus::AlreadyExists);
@@ -123,11 +134,51 @@ TEST(TrackerStateMachine, SessionsSurviveSnapshots) {
   TrackerStateMachine m = populated();
   TrackerStateMachine copy;
   copy.restore(m.snapshot());
-  EXPECT_EQ(copy.last_seq(7), 8u);
+  EXPECT_EQ(copy.last_seq(11, 7), 8u);
   // The last update's retry on the restored machine is answered from the restored cache.
   EXPECT_EQ(status(copy, cmd(TrackerOp::DownloadCompleted, 8, "train.gz", 11)), TrackerStatus::Ok);
   EXPECT_EQ(copy.applied(), m.applied());
   EXPECT_EQ(status(copy, cmd(TrackerOp::AddFile, 3, "x", 0, 1)), TrackerStatus::Stale);
+}
+
+TEST(TrackerStateMachine, OnlyThePeersAllowedMayChangeTheMetadata) {
+  TrackerStateMachine m;
+  // Nobody creates a dataset in someone else's name.
+  EXPECT_EQ(status(m, cmd(TrackerOp::CreateDataset, 1, "d", 4), 9), TrackerStatus::Unauthorized);
+  EXPECT_FALSE(m.info().created);
+  EXPECT_EQ(status(m, cmd(TrackerOp::CreateDataset, 1, "d", 4), 4), TrackerStatus::Ok);
+  // Only the creator lists files.
+  EXPECT_EQ(status(m, cmd(TrackerOp::AddFile, 1, "a", 0, 10), 9), TrackerStatus::Unauthorized);
+  EXPECT_EQ(status(m, cmd(TrackerOp::AddFile, 2, "a", 0, 10), 4), TrackerStatus::Ok);
+  // A contribution: the contributor itself or the creator, nobody else.
+  EXPECT_EQ(status(m, cmd(TrackerOp::RecordContribution, 2, "a", 5), 9), TrackerStatus::Unauthorized);
+  EXPECT_EQ(status(m, cmd(TrackerOp::RecordContribution, 2, "a", 5), 5), TrackerStatus::Ok);
+  EXPECT_EQ(status(m, cmd(TrackerOp::RecordContribution, 3, "a", 6), 4), TrackerStatus::Ok);
+  // Downloads: only the downloader reports its own.
+  EXPECT_EQ(status(m, cmd(TrackerOp::DownloadCompleted, 3, "a", 5), 4), TrackerStatus::Unauthorized);
+  EXPECT_EQ(status(m, cmd(TrackerOp::DownloadCompleted, 3, "a", 5), 5), TrackerStatus::Ok);
+  EXPECT_EQ(m.info().seeders, (std::set<PeerId>{5}));
+  // Taking a seeder off: itself or the creator.
+  EXPECT_EQ(status(m, cmd(TrackerOp::RemovePeer, 4, {}, 5), 9), TrackerStatus::Unauthorized);
+  EXPECT_EQ(m.info().seeders.size(), 1u);
+  EXPECT_EQ(status(m, cmd(TrackerOp::RemovePeer, 4, {}, 5), 4), TrackerStatus::Ok);
+  EXPECT_TRUE(m.info().seeders.empty());
+  // Anyone reads.
+  EXPECT_EQ(run(m, cmd(TrackerOp::Query, 9), 9).status, TrackerStatus::Ok);
+  EXPECT_EQ(run(m, cmd(TrackerOp::Export, 10), 9).status, TrackerStatus::Ok);
+}
+
+TEST(TrackerStateMachine, AnotherPeerUsingAClientIdGetsASessionOfItsOwn) {
+  TrackerStateMachine m;
+  EXPECT_EQ(status(m, cmd(TrackerOp::CreateDataset, 1, "d", 4)), TrackerStatus::Ok);
+  EXPECT_EQ(status(m, cmd(TrackerOp::AddFile, 2, "a", 0, 10)), TrackerStatus::Ok);
+  // Peer 9 uses client id 7 with a huge seq: it neither stalls peer 4's client 7 nor replays its
+  // cached results.
+  EXPECT_EQ(status(m, cmd(TrackerOp::DownloadStarted, 1000, {}, 9), 9), TrackerStatus::Ok);
+  EXPECT_EQ(status(m, cmd(TrackerOp::AddFile, 3, "b", 0, 10), 4), TrackerStatus::Ok);
+  EXPECT_EQ(m.last_seq(4, 7), 3u);
+  EXPECT_EQ(m.last_seq(9, 7), 1000u);
+  EXPECT_EQ(m.info().files.size(), 2u);
 }
 
 TEST(TrackerStateMachine, ADownloaderOfEveryFileBecomesASeeder) {
@@ -191,8 +242,8 @@ TEST(TrackerStateMachine, LimitsAnswerFullAndChangeNothing) {
     run(s, c);
   }
   EXPECT_EQ(s.sessions(), 2u);
-  EXPECT_EQ(s.last_seq(1), 0u);
-  EXPECT_EQ(s.last_seq(3), 1u);
+  EXPECT_EQ(s.last_seq(0, 1), 0u);
+  EXPECT_EQ(s.last_seq(0, 3), 1u);
   TrackerStateMachine restored(limits);
   restored.restore(s.snapshot());
   EXPECT_EQ(restored.snapshot(), s.snapshot());
@@ -202,8 +253,22 @@ TEST(TrackerStateMachine, MalformedCommandsGetMalformedAndChangeNothing) {
   TrackerStateMachine m = populated();
   const Bytes before = m.snapshot();
   const auto malformed = [&](const Bytes& bytes) {
-    return decode_tracker_result(m.apply(bytes), TrackerOp::AddFile).status == TrackerStatus::Malformed;
+    return decode_tracker_result(m.apply(stamp_tracker_command(4, bytes)), TrackerOp::AddFile).status ==
+           TrackerStatus::Malformed;
   };
+  // Entries without an origin, or with one beyond 32 bits.
+  EXPECT_EQ(decode_tracker_result(m.apply({}), TrackerOp::AddFile).status, TrackerStatus::Malformed);
+  EXPECT_EQ(decode_tracker_result(m.apply(Bytes{0x80}), TrackerOp::AddFile).status, TrackerStatus::Malformed);
+  EXPECT_EQ(decode_tracker_result(m.apply(stamp_tracker_command(4, encode_tracker_command(cmd(TrackerOp::Query, 49)))),
+                                  TrackerOp::Query)
+                .status,
+            TrackerStatus::Ok);
+  Bytes wide_origin;
+  Writer wo(wide_origin);
+  wo.varint(1ull << 32);
+  const Bytes query = encode_tracker_command(cmd(TrackerOp::Query, 48));
+  wide_origin.insert(wide_origin.end(), query.begin(), query.end());
+  EXPECT_EQ(decode_tracker_result(m.apply(wide_origin), TrackerOp::AddFile).status, TrackerStatus::Malformed);
   EXPECT_TRUE(malformed({}));
   EXPECT_TRUE(malformed({0}));
   EXPECT_TRUE(malformed({9, 1, 1}));  // unknown op
@@ -252,7 +317,9 @@ TEST(TrackerStateMachine, CommandsAndResultsRoundTrip) {
   const TrackerResult f{TrackerStatus::Full, std::nullopt, {}};
   EXPECT_EQ(decode_tracker_result(encode_tracker_result(f), TrackerOp::Query), f);
   EXPECT_THROW(decode_tracker_result(Bytes{0}, TrackerOp::AddFile), DecodeError);
-  EXPECT_THROW(decode_tracker_result(Bytes{8}, TrackerOp::AddFile), DecodeError);
+  EXPECT_THROW(decode_tracker_result(Bytes{9}, TrackerOp::AddFile), DecodeError);
+  const TrackerResult refused{TrackerStatus::Unauthorized, std::nullopt, {}};
+  EXPECT_EQ(decode_tracker_result(encode_tracker_result(refused), TrackerOp::AddFile), refused);
   EXPECT_THROW(decode_tracker_result(Bytes{1, 0}, TrackerOp::AddFile), DecodeError);
   EXPECT_THROW(decode_tracker_result(Bytes{1, 0}, TrackerOp::Export), DecodeError);  // empty export
 }
@@ -266,7 +333,7 @@ TEST(TrackerStateMachine, SnapshotRoundTrip) {
   EXPECT_EQ(copy.applied(), m.applied());
   EXPECT_EQ(copy.snapshot(), snap);
   // Both go on identically.
-  const Bytes next = encode_tracker_command(cmd(TrackerOp::DownloadCompleted, 9, "train.gz", 9));
+  const Bytes next = entry(m, cmd(TrackerOp::DownloadCompleted, 9, "train.gz", 9));
   EXPECT_EQ(copy.apply(next), m.apply(next));
   EXPECT_EQ(copy.snapshot(), m.snapshot());
   // The empty machine too.
@@ -291,7 +358,7 @@ TEST(TrackerStateMachine, MalformedSnapshotsAreRejectedWithTheStateUnchanged) {
   };
   EXPECT_TRUE(rejected({}));
   Bytes version = good;
-  version[0] = 2;
+  version[0] = 1;  // before sessions named their origin
   EXPECT_TRUE(rejected(version));
   Bytes trailing = good;
   trailing.push_back(0);
@@ -302,7 +369,7 @@ TEST(TrackerStateMachine, MalformedSnapshotsAreRejectedWithTheStateUnchanged) {
   const auto state = [](const DatasetInfo& info) {
     Bytes out;
     Writer w(out);
-    w.u8(1);
+    w.u8(2);
     w.varint(0);
     write_dataset_info(w, info);
     w.varint(0);
