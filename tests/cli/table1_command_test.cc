@@ -38,6 +38,25 @@ TEST(Table1Command, StatesEveryAssumption) {
   EXPECT_EQ(a["parameter_count"], 25557032);
 }
 
+TEST(Table1Command, HdAddsHalvingDoublingBesideTheButterflyWithoutChangingIt) {
+  const auto plain = nlohmann::json::parse(run_swarmlab("table1 --json --quiet --rounds 1").out);
+  const CliResult r = run_swarmlab("table1 --json --quiet --rounds 1 --hd");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["assumptions"].contains("hd"));
+  ASSERT_EQ(j["rows"].size(), 4u);
+  for (std::size_t s = 0; s < 4; ++s) {
+    const auto& row = j["rows"][s];
+    EXPECT_FALSE(plain["rows"][s].contains("HD"));
+    for (const char* k : {"AR", "PS", "Ours"}) EXPECT_EQ(row[k], plain["rows"][s][k]);
+    // The same bytes as AR in sequential exchanges: never faster than AR's single round on these
+    // symmetric links, and within 2.5x of it (C, whose 8 extras fold in and are served).
+    const double hd = row["HD"], ar = row["AR"];
+    EXPECT_GE(hd, ar) << row["setup"];
+    EXPECT_LE(hd, 2.5 * ar) << row["setup"];
+  }
+}
+
 TEST(Table1Command, UnknownBackendIsABadArgument) {
   EXPECT_EQ(run_swarmlab("table1 --backend nonsense").exit_code, 2);
 }
