@@ -101,13 +101,14 @@ TEST(LiveSwarm, WithAuthenticationEveryMessageIsCheckedAndTokensAreRefreshedDuri
   TempDir dir;
   LaunchOptions o = testing::test_launch(dir.write("s.json", testing::small_scenario()), dir.path + "/out");
   o.strategy = core::averaging::Strategy::AllReduce;
-  o.rounds = 7;
+  // About 0.55 s a round: 10 rounds outlast the 4 s tokens with a margin (7 ended at 3.9 s once).
+  o.rounds = 10;
   o.pace_all_bps = 40e6;
   o.parameters = 1'000'000;
   o.auth = LaunchAuth{4, std::nullopt};
   const LaunchResult r = launch(o);
   EXPECT_TRUE(r.ok);
-  ASSERT_EQ(r.rounds.size(), 7u);
+  ASSERT_EQ(r.rounds.size(), 10u);
   for (const auto& round : r.rounds) EXPECT_TRUE(round.values_ok);
   std::printf("authenticated run: %zu rounds, last ends at %.1f s\n", r.rounds.size(), r.rounds.back().end_s);
   ASSERT_GT(r.rounds.back().end_s, 4.0) << "the run must outlast the first tokens";
