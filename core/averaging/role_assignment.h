@@ -1,6 +1,6 @@
 #pragma once
 // Turns an averaging strategy into roles for one round: who sends a vector (and with what weight)
-// and what fraction of the vector each peer reduces. Table 1's three strategies:
+// and what fraction of the vector each peer reduces. Table 1's three strategies, and Hydra's:
 // - AllReduce: butterfly all-reduce with equal shares among the peers that compute (the classic
 //   all-reduce among trainers; auxiliary peers sit out).
 // - ParameterServer: one peer reduces everything. The server is the reachable peer with the
