@@ -12,7 +12,7 @@ Message encode_chunk(const ChunkHeader& h, std::span<const float> values) {
   Message m;
   const bool part = h.kind == ChunkKind::Part;
   const std::size_t payload = part ? codec::encoded_size(h.codec, h.elements) : 0;
-  m.bytes.reserve(32 + 10 * h.block_weights.size() + (values.empty() ? 0 : payload));
+  m.bytes.reserve(32 + 10 * h.blocks.size() + (values.empty() ? 0 : payload));
   Writer w(m.bytes);
   w.u8(static_cast<std::uint8_t>(ServiceId::AllReduce));
   w.u8(static_cast<std::uint8_t>(h.kind));
@@ -20,9 +20,7 @@ Message encode_chunk(const ChunkHeader& h, std::span<const float> values) {
   w.varint(h.step);
   w.varint(h.from_group);
   if (!part) return m;
-  if ((h.part == 0) != !h.block_weights.empty() || h.block_groups.size() != h.block_weights.size() ||
-      h.block_final.size() != h.block_weights.size())
-    throw std::logic_error("encode_chunk: part 0, and only part 0, carries block weights and counts");
+  if ((h.part == 0) != !h.blocks.empty()) throw std::logic_error("encode_chunk: part 0, and only part 0, carries block tags");
   w.varint(h.part);
   w.varint(h.parts);
   w.varint(h.first_element);
@@ -30,10 +28,10 @@ Message encode_chunk(const ChunkHeader& h, std::span<const float> values) {
   w.u8(static_cast<std::uint8_t>(h.codec));
   w.u8(values.empty() ? 0 : 1);
   if (h.part == 0) {
-    w.varint(h.block_weights.size());
-    for (std::size_t b = 0; b < h.block_weights.size(); ++b) {
-      w.f64(h.block_weights[b]);
-      w.varint(2 * std::uint64_t{h.block_groups[b]} + (h.block_final[b] ? 1 : 0));
+    w.varint(h.blocks.size());
+    for (const BlockTag& t : h.blocks) {
+      w.f64(t.weight);
+      w.varint(2 * std::uint64_t{t.groups} + (t.final ? 1 : 0));
     }
   }
   if (values.empty()) {
@@ -82,16 +80,14 @@ DecodedChunk decode_chunk(const Message& message) {
   if (h.part == 0) {
     const std::uint64_t blocks = r.varint();
     if (blocks == 0 || blocks > kMaxParticipants) throw DecodeError("block count out of range");
-    h.block_weights.resize(blocks);
-    h.block_groups.resize(blocks);
-    h.block_final.resize(blocks);
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const double x = h.block_weights[b] = r.f64();
-      if (!(x >= 0) || !std::isfinite(x)) throw DecodeError("invalid block weight");
+    h.blocks.resize(blocks);
+    for (BlockTag& t : h.blocks) {
+      t.weight = r.f64();
+      if (!(t.weight >= 0) || !std::isfinite(t.weight)) throw DecodeError("invalid block weight");
       const std::uint64_t tag = r.varint(), groups = tag >> 1;
-      h.block_final[b] = (tag & 1) != 0;
       if (groups == 0 || groups > kMaxParticipants) throw DecodeError("block participant count out of range");
-      h.block_groups[b] = static_cast<std::uint32_t>(groups);
+      t.groups = static_cast<std::uint32_t>(groups);
+      t.final = (tag & 1) != 0;
     }
   }
   const std::size_t payload = codec::encoded_size(h.codec, h.elements);

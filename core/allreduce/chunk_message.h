@@ -39,6 +39,14 @@ inline constexpr std::uint64_t kMaxParticipants = 4096;
 inline constexpr std::uint64_t kMaxSteps = 64;
 inline constexpr std::uint64_t kMaxParts = 1u << 24;
 
+// What part 0 of a chunk says of each of its blocks.
+struct BlockTag {
+  double weight = 0;         // behind the block's partial average
+  std::uint32_t groups = 1;  // participants that average includes
+  bool final = false;        // it is the average the block's reducer finished
+  friend bool operator==(const BlockTag&, const BlockTag&) = default;
+};
+
 struct ChunkHeader {
   ChunkKind kind = ChunkKind::Part;
   std::uint64_t round_id = 0;
@@ -50,11 +58,7 @@ struct ChunkHeader {
   std::uint64_t first_element = 0;  // offset in the whole vector
   std::uint32_t elements = 0;
   codec::Codec codec = codec::Codec::Fp32;
-  // Part 0 only, one per block of the chunk: the weight behind its partial average, the
-  // participants that average includes, and whether it is final.
-  std::vector<double> block_weights;
-  std::vector<std::uint32_t> block_groups;
-  std::vector<bool> block_final;
+  std::vector<BlockTag> blocks;  // part 0 only: one per block of the chunk
 };
 
 struct DecodedChunk {

@@ -53,10 +53,8 @@ ReplicatedAllReduce::ReplicatedAllReduce(Environment& env, raft::RaftNode& raft,
   const std::size_t P = plan_.groups.size(), Q = schedule_.blocks();
   // Equal blocks, the remainder spread one element at a time: block b starts at floor(b L / Q).
   for (std::size_t b = 0; b <= Q; ++b) block_begin_.push_back(plan_.length * b / Q);
-  block_weight_.assign(Q, plan_.weights[group_]);
-  block_groups_.assign(Q, 1);
-  block_final_.assign(Q, false);
-  if (schedule_.merging_steps() == 0 && group_ < Q) block_final_[group_] = true;  // a lone participant
+  block_.assign(Q, BlockTag{plan_.weights[group_], 1, false});
+  if (schedule_.merging_steps() == 0 && group_ < Q) block_[group_].final = true;  // a lone participant
   const std::uint32_t steps = schedule_.steps();
   incoming_.resize(steps);
   lost_.assign(steps, false);
@@ -153,8 +151,8 @@ void ReplicatedAllReduce::on_part(PeerId from, const DecodedChunk& chunk, const 
   const std::uint64_t per = plan_.elements_per_part();
   // The geometry is a function of the plan: anything else is not a part of this round.
   if (h.parts != parts || h.part >= parts || h.codec != plan_.codec || chunk.has_payload != carries_values() ||
-      (h.part == 0 && h.block_weights.size() != blocks.count) ||
-      std::any_of(h.block_groups.begin(), h.block_groups.end(), [&](std::uint32_t n) { return n > plan_.groups.size(); })) {
+      (h.part == 0 && h.blocks.size() != blocks.count) ||
+      std::any_of(h.blocks.begin(), h.blocks.end(), [&](const BlockTag& t) { return t.groups > plan_.groups.size(); })) {
     ++rejected_;
     return;
   }
@@ -192,7 +190,7 @@ void ReplicatedAllReduce::on_part(PeerId from, const DecodedChunk& chunk, const 
       return;
     }
   }
-  if (h.part == 0) in.weights = h.block_weights, in.groups = h.block_groups, in.final = h.block_final;
+  if (h.part == 0) in.tags = h.blocks;
   in.seen[h.part] = true;
   ++in.parts_seen;
   // The leader replicates what it receives to its followers, part by part as it arrives.
@@ -297,7 +295,7 @@ void ReplicatedAllReduce::take_step(std::uint32_t step, bool partner_lost) {
 
 void ReplicatedAllReduce::advance() {
   ++executed_;
-  if (executed_ == schedule_.merging_steps() && group_ < schedule_.blocks()) block_final_[group_] = true;
+  if (executed_ == schedule_.merging_steps() && group_ < schedule_.blocks()) block_[group_].final = true;
 }
 
 void ReplicatedAllReduce::propose(std::uint32_t step) {
@@ -310,25 +308,28 @@ void ReplicatedAllReduce::reduce(std::uint32_t step) {
   const bool halving = schedule_.merges(step);  // folding an extra in merges as halving does
   for (std::uint32_t i = 0; i < blocks.count; ++i) {
     const std::uint32_t b = blocks.first + i;
-    const double mine = block_weight_[b], theirs = in.weights[i];
+    BlockTag& mine = block_[b];
+    const BlockTag& theirs = in.tags[i];
     if (carries_values()) {
       const std::uint64_t first = block_begin_[b], count = block_begin_[b + 1] - first;
       const std::uint64_t offset = first - block_begin_[blocks.first];
       float* v = values_.data() + first;
       const float* x = in.values.data() + offset;
       if (halving) {
-        const double total = mine + theirs;
-        const float a = static_cast<float>(mine / total), c = static_cast<float>(theirs / total);
+        const double total = mine.weight + theirs.weight;
+        const float a = static_cast<float>(mine.weight / total), c = static_cast<float>(theirs.weight / total);
         for (std::uint64_t e = 0; e < count; ++e) v[e] = a * v[e] + c * x[e];
       } else {
         std::copy(x, x + count, v);
       }
     }
-    block_weight_[b] = halving ? mine + theirs : theirs;
-    // Capped: a partner cannot make a block include more participants than the round has.
-    block_groups_[b] = halving ? std::min<std::uint32_t>(block_groups_[b] + in.groups[i], static_cast<std::uint32_t>(plan_.groups.size()))
-                               : in.groups[i];
-    if (!halving) block_final_[b] = in.final[i];
+    if (halving) {
+      mine.weight += theirs.weight;
+      // Capped: a partner cannot make a block include more participants than the round has.
+      mine.groups = std::min<std::uint32_t>(mine.groups + theirs.groups, static_cast<std::uint32_t>(plan_.groups.size()));
+    } else {
+      mine = theirs;
+    }
   }
   incoming_[step].reduced = true;
 }
@@ -360,14 +361,8 @@ void ReplicatedAllReduce::send_own(std::uint32_t step, PeerId to) {
     h.first_element = range.first + std::uint64_t{part} * per;
     const std::uint64_t count = std::min<std::uint64_t>(per, range.first + range.count - h.first_element);
     h.elements = static_cast<std::uint32_t>(count);
-    h.block_weights.clear();
-    h.block_groups.clear();
-    h.block_final.clear();
-    if (part == 0) {
-      h.block_weights.assign(block_weight_.begin() + blocks.first, block_weight_.begin() + blocks.first + blocks.count);
-      h.block_groups.assign(block_groups_.begin() + blocks.first, block_groups_.begin() + blocks.first + blocks.count);
-      h.block_final.assign(block_final_.begin() + blocks.first, block_final_.begin() + blocks.first + blocks.count);
-    }
+    h.blocks.clear();
+    if (part == 0) h.blocks.assign(block_.begin() + blocks.first, block_.begin() + blocks.first + blocks.count);
     std::span<const float> payload;
     if (carries_values()) payload = std::span<const float>(sent_values_[step]).subspan(h.first_element - range.first, count);
     env_.send(to, encode_chunk(h, payload));
@@ -471,10 +466,8 @@ void ReplicatedAllReduce::forward_staged(std::uint32_t step) {
     h.part = part;
     h.first_element = range.first + std::uint64_t{part} * per;
     h.elements = static_cast<std::uint32_t>(std::min<std::uint64_t>(per, range.first + range.count - h.first_element));
-    h.block_weights.clear();
-    h.block_groups.clear();
-    h.block_final.clear();
-    if (part == 0) h.block_weights = in.weights, h.block_groups = in.groups, h.block_final = in.final;
+    h.blocks.clear();
+    if (part == 0) h.blocks = in.tags;
     std::span<const float> payload;
     if (carries_values()) payload = std::span<const float>(in.values).subspan(h.first_element - range.first, h.elements);
     const Message m = encode_chunk(h, payload);
@@ -492,9 +485,7 @@ void ReplicatedAllReduce::on_step_committed(const StepEntry& entry) {
   Incoming& in = incoming_[entry.step];
   if (in.reduced) {
     in.values = {};
-    in.weights = {};
-    in.groups = {};
-    in.final = {};
+    in.tags = {};
   }
 }
 
@@ -533,8 +524,8 @@ void ReplicatedAllReduce::finish(bool completed) {
   std::uint64_t averaged = 0;
   for (std::size_t b = 0; b + 1 < block_begin_.size(); ++b) {
     const std::uint64_t first = block_begin_[b], count = block_begin_[b + 1] - first;
-    if (block_groups_[b] == plan_.groups.size()) averaged += count;
-    if (block_final_[b] || count == 0) continue;
+    if (block_[b].groups == plan_.groups.size()) averaged += count;
+    if (block_[b].final || count == 0) continue;
     auto& stale = outcome_.stale;
     if (!stale.empty() && stale.back().first + stale.back().count == first) stale.back().count += count;
     else stale.push_back({first, count});

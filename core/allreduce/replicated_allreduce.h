@@ -133,9 +133,7 @@ class ReplicatedAllReduce final : public Service {
  private:
   struct Incoming {  // the partner's chunk of one step, as its parts arrive
     std::vector<float> values;
-    std::vector<double> weights;
-    std::vector<std::uint32_t> groups;
-    std::vector<bool> final;
+    std::vector<BlockTag> tags;
     std::vector<bool> seen;
     std::uint32_t parts_seen = 0;
     bool reduced = false;  // taken into this replica's vector (later copies are duplicates)
@@ -179,9 +177,7 @@ class ReplicatedAllReduce final : public Service {
   Done done_;
   std::uint32_t group_ = 0;
   std::vector<std::uint64_t> block_begin_;  // P + 1 boundaries
-  std::vector<double> block_weight_;         // weight behind each block's partial average
-  std::vector<std::uint32_t> block_groups_;  // participants that average includes
-  std::vector<bool> block_final_;            // it is the block's final average
+  std::vector<BlockTag> block_;              // what this replica holds of each block
 
   bool started_ = false, finished_ = false, leading_ = false;
   Seconds started_at_ = 0;

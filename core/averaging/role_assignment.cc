@@ -124,16 +124,17 @@ RoundPlan make_round_plan(std::uint64_t round_id, const RoleAssignment& roles, s
   plan.codec = codec;
   plan.part_bytes = part_bytes;
   std::vector<double> fractions;
-  std::vector<std::uint32_t> member_of(roles.weights.size(), 0);
   for (std::size_t i = 0; i < roles.weights.size(); ++i) {
     if (roles.weights[i] <= 0 && roles.fractions[i] <= 0) continue;
-    member_of[i] = static_cast<std::uint32_t>(plan.members.size());
     plan.members.push_back(static_cast<PeerId>(i));
     plan.weights.push_back(roles.weights[i]);
     fractions.push_back(roles.fractions[i]);
   }
   plan.span_begin = apportion(length, fractions);
-  for (std::size_t i : roles.exchange_order) plan.exchange_order.push_back(member_of[i]);
+  // Members are the peers in index order, so a peer's member index is its rank among them.
+  for (std::size_t i : roles.exchange_order)
+    plan.exchange_order.push_back(static_cast<std::uint32_t>(
+        std::lower_bound(plan.members.begin(), plan.members.end(), static_cast<PeerId>(i)) - plan.members.begin()));
   if (roles.plan && !roles.plan->send_rate.empty()) {
     const std::size_t m = plan.members.size();
     plan.pace_bps.assign(m * m, 0.0);

@@ -136,15 +136,11 @@ int main(int argc, char** argv) {
   h.parts = 2;
   h.first_element = 0;
   h.elements = 256;
-  h.block_weights = {3, 3};
-  h.block_groups = {1, 1};
-  h.block_final = {false, false};
+  h.blocks = {{3, 1, false}, {3, 1, false}};
   out.write("part0_real", core::allreduce::encode_chunk(h, std::vector<float>(256, 0.5f)).bytes);
   h.part = 1;
   h.first_element = 256;
-  h.block_weights.clear();
-  h.block_groups.clear();
-  h.block_final.clear();
+  h.blocks.clear();
   out.write("part1_real", core::allreduce::encode_chunk(h, std::vector<float>(256, 0.5f)).bytes);
   h.codec = core::codec::Codec::Fp16;
   out.write("part1_virtual", core::allreduce::encode_chunk(h, {}).bytes);
@@ -162,9 +158,7 @@ int main(int argc, char** argv) {
   fold.from_group = 4;
   fold.parts = 16;
   fold.elements = 256;
-  fold.block_weights = {5, 5, 5, 5};
-  fold.block_groups = {1, 1, 1, 1};
-  fold.block_final = {false, false, false, false};
+  fold.blocks.assign(4, {5, 1, false});
   out.write("fold_part0_real", core::allreduce::encode_chunk(fold, std::vector<float>(256, 1.25f)).bytes);
   pull.kind = ChunkKind::Pull;
   pull.from_group = 4;

@@ -20,9 +20,7 @@ ChunkHeader part0() {
   h.first_element = 100;
   h.elements = 4;
   h.codec = codec::Codec::Fp32;
-  h.block_weights = {1.5, 2.0};
-  h.block_groups = {3, 1};
-  h.block_final = {true, false};
+  h.blocks = {{1.5, 3, true}, {2.0, 1, false}};
   return h;
 }
 
@@ -33,9 +31,7 @@ TEST(ChunkMessage, RoundTripsRealAndVirtualParts) {
   EXPECT_EQ(d.header.round_id, 7u);
   EXPECT_EQ(d.header.step, 3u);
   EXPECT_EQ(d.header.from_group, 5u);
-  EXPECT_EQ(d.header.block_weights, (std::vector<double>{1.5, 2.0}));
-  EXPECT_EQ(d.header.block_groups, (std::vector<std::uint32_t>{3, 1}));
-  EXPECT_EQ(d.header.block_final, (std::vector<bool>{true, false}));
+  EXPECT_EQ(d.header.blocks, (std::vector<BlockTag>{{1.5, 3, true}, {2.0, 1, false}}));
   ASSERT_TRUE(d.has_payload);
   std::vector<float> out(4);
   codec::decode(codec::Codec::Fp32, d.payload, out);
@@ -43,9 +39,7 @@ TEST(ChunkMessage, RoundTripsRealAndVirtualParts) {
 
   ChunkHeader h = part0();
   h.part = 1;
-  h.block_weights.clear();
-  h.block_groups.clear();
-  h.block_final.clear();
+  h.blocks.clear();
   h.codec = codec::Codec::Fp16;
   const Message virt = encode_chunk(h, {});
   EXPECT_EQ(virt.virtual_bytes, 8u);
@@ -84,30 +78,26 @@ TEST(ChunkMessage, RejectsMalformedMessages) {
 
   ChunkHeader h = part0();
   h.part = 1;
-  h.block_weights.clear();
-  h.block_groups.clear();
-  h.block_final.clear();
+  h.blocks.clear();
   Message virt = encode_chunk(h, {});
   virt.virtual_bytes = 3;  // disagrees with the header
   EXPECT_THROW(decode_chunk(virt), DecodeError);
 
   h = part0();
-  h.block_weights = {-1.0, 2.0};
+  h.blocks[0].weight = -1.0;
   EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
   h = part0();
-  h.block_groups = {0, 1};  // a block includes at least its own participant
+  h.blocks[0].groups = 0;  // a block includes at least its own participant
   EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
   h = part0();
-  h.block_groups = {4097, 1};
+  h.blocks[0].groups = 4097;
   EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
   h = part0();
-  h.block_groups = {1};  // one per block
+  h.blocks.clear();  // part 0 carries the block tags
   EXPECT_THROW(encode_chunk(h, v), std::logic_error);
   h = part0();
   h.part = 2;  // part >= parts
-  h.block_weights.clear();
-  h.block_groups.clear();
-  h.block_final.clear();
+  h.blocks.clear();
   EXPECT_THROW(decode_chunk(encode_chunk(h, v)), DecodeError);
   // Found by the fuzzer: a real payload of no elements would encode back as a virtual one.
   Message empty;
