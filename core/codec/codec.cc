@@ -11,34 +11,23 @@
 #include "core/wire.h"
 
 namespace swarmlab::core::codec {
-namespace {
 
-using detail::Kernels;
-using detail::kLevels;
-
-constexpr std::size_t kHeaderBytes = 8;  // two float32 (fp16-scaled and uint8)
-// Elements encoded per step: converted into a local buffer (it stays in L1), then appended.
-constexpr std::size_t kBlock = 2048;
-constexpr double kRangeSigmas = 6.0;  // uint8 covers mean ± 3σ
-
-struct Moments {
-  double mean = 0.0;
-  double sigma = 0.0;  // population standard deviation
-};
+namespace detail {
 
 // Mean and σ over the finite entries (inf/NaN would poison both). They only choose the scale and
-// offset written in the header, which decoding then uses as written. One pass over memory: each
-// block of detail::kSumBlock values (it stays in L1) is summed in float, in 16 independent lanes
-// (SIMD), then its squared deviations from its own mean are summed the same way; the blocks'
-// moments are combined in double. Every kernel build gives the same bits. A non-finite block sum
-// (a non-finite entry, or float overflow) falls back to a filtered double loop.
+// offset written in the header, which decoding then uses as written. One pass over memory, one
+// over each block: a block of detail::kSumBlock values gives, in float lanes (SIMD), its sum and
+// its squared deviations from a shared centre, the mean of the steps already summed (the first
+// step is summed once more, to centre it on its own mean). A block's M2 is then its squares less
+// n_b (centre − mean_b)², and the blocks' moments are combined in double. Every kernel build gives
+// the same bits. A non-finite sum (a non-finite entry, or float overflow) falls back to a filtered
+// double loop.
 Moments moments(const Kernels& k, std::span<const float> in) {
   if (in.empty()) return {};
-  constexpr std::size_t kBlocks = 16;  // blocks per step: 32 KiB of input, still in L1 for the second sum
+  constexpr std::size_t kBlocks = 16;  // blocks per step: 32 KiB of input
   constexpr std::size_t kStep = kBlocks * detail::kSumBlock;
   constexpr double kInvBlock = 1.0 / detail::kSumBlock;  // a power of two: exact
-  float sums[kBlocks], centres[kBlocks], squares[kBlocks];
-  double block_mean[kBlocks];
+  float sums[kBlocks], squares[kBlocks];
   // Totals in double: Σx, and Σ over blocks of (the block's M2 + n_b (mean_b − ref)²), where ref
   // is the first block's mean; then M2 = that − n (mean − ref)².
   double count = 0.0, sum = 0.0, spread = 0.0, ref = 0.0;
@@ -50,27 +39,38 @@ Moments moments(const Kernels& k, std::span<const float> in) {
     const std::size_t len = std::min(kStep, in.size() - base);
     const std::size_t blocks = (len + detail::kSumBlock - 1) / detail::kSumBlock;
     const float* x = in.data() + base;
-    k.block_sums(x, len, sums);
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const std::size_t n_b = std::min(detail::kSumBlock, len - b * detail::kSumBlock);
-      block_mean[b] = n_b == detail::kSumBlock ? static_cast<double>(sums[b]) * kInvBlock
-                                               : static_cast<double>(sums[b]) / static_cast<double>(n_b);
-      centres[b] = static_cast<float>(block_mean[b]);
+    float centre = 0.0f;
+    if (first) {
+      k.block_moments(x, len, 0.0f, sums, squares);
+      double s = 0.0;
+      for (std::size_t b = 0; b < blocks; ++b) s += static_cast<double>(sums[b]);
+      centre = static_cast<float>(s / static_cast<double>(len));
+    } else {
+      centre = static_cast<float>(sum / count);
     }
-    // While the squares are summed from L1, the memory system fetches the next step.
-    if (step > 0)
-      for (std::size_t line = 0; line < kStep; line += 64 / sizeof(float)) __builtin_prefetch(x - kStep + line);
-    k.block_square_sums(x, len, centres, squares);
+    // A quarter of the step at a time, each after asking for the matching quarter of the next
+    // step: its lines arrive while this one is summed.
+    constexpr std::size_t kQuarter = kStep / 4;
+    for (std::size_t q = 0; q * kQuarter < len; ++q) {
+      if (step > 0)
+        for (std::size_t line = 0; line < kQuarter; line += 64 / sizeof(float))
+          __builtin_prefetch(x - kStep + q * kQuarter + line);
+      k.block_moments(x + q * kQuarter, std::min(kQuarter, len - q * kQuarter), centre,
+                      sums + q * (kBlocks / 4), squares + q * (kBlocks / 4));
+    }
     for (std::size_t b = 0; b < blocks; ++b) {
       finite = finite && std::isfinite(sums[b]) && std::isfinite(squares[b]);
-      const double n_b = static_cast<double>(std::min(detail::kSumBlock, len - b * detail::kSumBlock));
-      const double off = static_cast<double>(centres[b]) - block_mean[b];  // the squares are centred on centres[b]
+      const std::size_t len_b = std::min(detail::kSumBlock, len - b * detail::kSumBlock);
+      const double n_b = static_cast<double>(len_b);
+      const double mean_b = len_b == detail::kSumBlock ? static_cast<double>(sums[b]) * kInvBlock
+                                                       : static_cast<double>(sums[b]) / n_b;
+      const double off = static_cast<double>(centre) - mean_b;
       const double m2_b = std::max(0.0, static_cast<double>(squares[b]) - n_b * off * off);
       if (first) {
-        ref = block_mean[b];
+        ref = mean_b;
         first = false;
       }
-      const double d = block_mean[b] - ref;
+      const double d = mean_b - ref;
       count += n_b;
       sum += static_cast<double>(sums[b]);
       spread += m2_b + n_b * d * d;
@@ -94,6 +94,20 @@ Moments moments(const Kernels& k, std::span<const float> in) {
     if (std::isfinite(x)) dev += (x - finite_mean) * (x - finite_mean);
   return {finite_mean, std::sqrt(dev / finite_count)};
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::Kernels;
+using detail::kLevels;
+using detail::Moments;
+using detail::moments;
+
+constexpr std::size_t kHeaderBytes = 8;  // two float32 (fp16-scaled and uint8)
+// Elements encoded per step: converted into a local buffer (it stays in L1), then appended.
+constexpr std::size_t kBlock = 2048;
+constexpr double kRangeSigmas = 6.0;  // uint8 covers mean ± 3σ
 
 float clamp_to_float(double v) { return static_cast<float>(std::clamp(v, -double(FLT_MAX), double(FLT_MAX))); }
 

@@ -1,6 +1,7 @@
 #include "core/codec/kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/codec/half.h"
@@ -85,36 +86,41 @@ inline float lane_tree(const float* lane) {
   return v[0] + v[1];
 }
 
-template <typename Term>
-float lane_sum(const float* x, std::size_t n, Term term) {
-  float lane[kLanes] = {};
-  std::size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (std::size_t k = 0; k < kLanes; ++k) lane[k] += term(x[i + k]);
-  for (; i < n; ++i) lane[0] += term(x[i]);
-  return lane_tree(lane);
+// The leftovers of a block that is not a multiple of 16 long go to lane 0 in order; then both
+// lane sets are folded.
+inline void finish_block(float* s, float* q, const float* x, std::size_t i, std::size_t n, float c, float* sum,
+                         float* square) {
+  for (; i < n; ++i) {
+    s[0] += x[i];
+    const float d = x[i] - c;
+    q[0] = std::fma(d, d, q[0]);
+  }
+  *sum = lane_tree(s);
+  *square = lane_tree(q);
 }
 
-void block_sums_scalar(const float* x, std::size_t n, float* sums) {
-  for (std::size_t b = 0; b * kSumBlock < n; ++b)
-    sums[b] = lane_sum(x + b * kSumBlock, std::min(kSumBlock, n - b * kSumBlock), [](float v) { return v; });
-}
-
-void block_square_sums_scalar(const float* x, std::size_t n, const float* centres, float* sums) {
+void block_moments_scalar(const float* x, std::size_t n, float c, float* sums, float* squares) {
   for (std::size_t b = 0; b * kSumBlock < n; ++b) {
-    const float c = centres[b];
-    sums[b] = lane_sum(x + b * kSumBlock, std::min(kSumBlock, n - b * kSumBlock),
-                       [c](float v) { return (v - c) * (v - c); });
+    const float* p = x + b * kSumBlock;
+    const std::size_t len = std::min(kSumBlock, n - b * kSumBlock);
+    float s[kLanes] = {}, q[kLanes] = {};
+    std::size_t i = 0;
+    for (; i + kLanes <= len; i += kLanes)
+      for (std::size_t k = 0; k < kLanes; ++k) {
+        s[k] += p[i + k];
+        const float d = p[i + k] - c;
+        q[k] = std::fma(d, d, q[k]);
+      }
+    finish_block(s, q, p, i, len, c, sums + b, squares + b);
   }
 }
 
 constexpr Kernels kScalar{"scalar",          to_half_scalar,   from_half_scalar, to_half_scaled_scalar,
-                          from_half_scaled_scalar, to_level_scalar, from_level_scalar, block_sums_scalar,
-                          block_square_sums_scalar};
+                          from_half_scaled_scalar, to_level_scalar, from_level_scalar, block_moments_scalar};
 
 // ---- AVX2 + F16C build: the same operations, eight lanes at a time. ----
 #ifdef SWARMLAB_CODEC_X86
-#define SWARMLAB_AVX2 __attribute__((target("avx2,f16c")))
+#define SWARMLAB_AVX2 __attribute__((target("avx2,f16c,fma")))
 
 constexpr int kRoundNearest = _MM_FROUND_TO_NEAREST_INT;  // ties to even, whatever MXCSR says
 
@@ -213,9 +219,9 @@ SWARMLAB_AVX2 void from_level_avx2(const std::uint8_t* in, std::size_t n, float 
   from_level_scalar(in + i, n - i, low, step, out + i);
 }
 
-// lane_sum(): lanes 0-7 of a block in one register, 8-15 in another; leftovers and the folding
-// in the same order as the scalar build. Four full blocks go through the loop together,
-// so that eight independent additions hide the latency of each.
+// block_moments(): lanes 0-7 of a block in one register, 8-15 in another; leftovers and the
+// folding in the same order as the scalar build. Two full blocks go through the loop together, so
+// that four independent chains per sum hide the latency of each addition.
 SWARMLAB_AVX2 inline float fold_lanes(__m256 lo, __m256 hi) {
   const __m256 v8 = _mm256_add_ps(lo, hi);
   const __m128 v4 = _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
@@ -223,73 +229,66 @@ SWARMLAB_AVX2 inline float fold_lanes(__m256 lo, __m256 hi) {
   return _mm_cvtss_f32(_mm_add_ss(v2, _mm_shuffle_ps(v2, v2, 1)));
 }
 
-// A block with leftovers (the last one): they go to lane 0 in order, as in the scalar build.
-SWARMLAB_AVX2 inline float finish_lanes(__m256 lo, __m256 hi, const float* x, std::size_t i, std::size_t n, float c,
-                                        bool square) {
-  if (i == n) return fold_lanes(lo, hi);
-  float lane[kLanes];
-  _mm256_storeu_ps(lane, lo);
-  _mm256_storeu_ps(lane + 8, hi);
-  for (; i < n; ++i) lane[0] += square ? (x[i] - c) * (x[i] - c) : x[i];
-  return lane_tree(lane);
-}
+// One block's running sums: s (of x) and q (of (x − c)²), lanes 0-7 and 8-15.
+struct Moments8 {
+  __m256 s_lo, s_hi, q_lo, q_hi;
+};
 
-template <bool Square>
-SWARMLAB_AVX2 inline __m256 term8(const float* x, __m256 c) {
+SWARMLAB_AVX2 inline void add8(__m256& s, __m256& q, const float* x, __m256 c) {
   const __m256 v = _mm256_loadu_ps(x);
-  if constexpr (Square) {
-    const __m256 d = _mm256_sub_ps(v, c);
-    return _mm256_mul_ps(d, d);
-  } else {
-    return v;
-  }
+  s = _mm256_add_ps(s, v);
+  const __m256 d = _mm256_sub_ps(v, c);
+  q = _mm256_fmadd_ps(d, d, q);
 }
 
-template <bool Square>
-SWARMLAB_AVX2 void block_sums_avx2_impl(const float* x, std::size_t n, const float* centres, float* sums) {
-  constexpr std::size_t kGroup = 4;
+SWARMLAB_AVX2 inline void finish8(const Moments8& m, const float* x, std::size_t i, std::size_t n, float c,
+                                  float* sum, float* square) {
+  if (i == n) {
+    *sum = fold_lanes(m.s_lo, m.s_hi);
+    *square = fold_lanes(m.q_lo, m.q_hi);
+    return;
+  }
+  float s[kLanes], q[kLanes];
+  _mm256_storeu_ps(s, m.s_lo);
+  _mm256_storeu_ps(s + 8, m.s_hi);
+  _mm256_storeu_ps(q, m.q_lo);
+  _mm256_storeu_ps(q + 8, m.q_hi);
+  finish_block(s, q, x, i, n, c, sum, square);
+}
+
+SWARMLAB_AVX2 void block_moments_avx2(const float* x, std::size_t n, float centre, float* sums, float* squares) {
+  constexpr std::size_t kGroup = 2;
+  const __m256 c = _mm256_set1_ps(centre);
   std::size_t b = 0;
   for (; (b + kGroup) * kSumBlock <= n; b += kGroup) {
     const float* p = x + b * kSumBlock;
-    __m256 c[kGroup], lo[kGroup], hi[kGroup];
-    for (std::size_t g = 0; g < kGroup; ++g) {
-      c[g] = _mm256_set1_ps(Square ? centres[b + g] : 0.0f);
-      lo[g] = hi[g] = _mm256_setzero_ps();
-    }
+    Moments8 m[kGroup];
+    for (auto& g : m) g.s_lo = g.s_hi = g.q_lo = g.q_hi = _mm256_setzero_ps();
     for (std::size_t i = 0; i < kSumBlock; i += kLanes)
       for (std::size_t g = 0; g < kGroup; ++g) {
-        lo[g] = _mm256_add_ps(lo[g], term8<Square>(p + g * kSumBlock + i, c[g]));
-        hi[g] = _mm256_add_ps(hi[g], term8<Square>(p + g * kSumBlock + i + 8, c[g]));
+        add8(m[g].s_lo, m[g].q_lo, p + g * kSumBlock + i, c);
+        add8(m[g].s_hi, m[g].q_hi, p + g * kSumBlock + i + 8, c);
       }
-    for (std::size_t g = 0; g < kGroup; ++g)
-      sums[b + g] = fold_lanes(lo[g], hi[g]);
+    for (std::size_t g = 0; g < kGroup; ++g) {
+      sums[b + g] = fold_lanes(m[g].s_lo, m[g].s_hi);
+      squares[b + g] = fold_lanes(m[g].q_lo, m[g].q_hi);
+    }
   }
   for (; b * kSumBlock < n; ++b) {
     const float* p = x + b * kSumBlock;
     const std::size_t len = std::min(kSumBlock, n - b * kSumBlock);
-    const float cs = Square ? centres[b] : 0.0f;
-    const __m256 c = _mm256_set1_ps(cs);
-    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    Moments8 m{_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     std::size_t i = 0;
     for (; i + kLanes <= len; i += kLanes) {
-      lo = _mm256_add_ps(lo, term8<Square>(p + i, c));
-      hi = _mm256_add_ps(hi, term8<Square>(p + i + 8, c));
+      add8(m.s_lo, m.q_lo, p + i, c);
+      add8(m.s_hi, m.q_hi, p + i + 8, c);
     }
-    sums[b] = finish_lanes(lo, hi, p, i, len, cs, Square);
+    finish8(m, p, i, len, centre, sums + b, squares + b);
   }
 }
 
-SWARMLAB_AVX2 void block_sums_avx2(const float* x, std::size_t n, float* sums) {
-  block_sums_avx2_impl<false>(x, n, nullptr, sums);
-}
-
-SWARMLAB_AVX2 void block_square_sums_avx2(const float* x, std::size_t n, const float* centres, float* sums) {
-  block_sums_avx2_impl<true>(x, n, centres, sums);
-}
-
 constexpr Kernels kAvx2{"avx2",          to_half_avx2,   from_half_avx2, to_half_scaled_avx2,
-                        from_half_scaled_avx2, to_level_avx2, from_level_avx2, block_sums_avx2,
-                        block_square_sums_avx2};
+                        from_half_scaled_avx2, to_level_avx2, from_level_avx2, block_moments_avx2};
 
 // ---- AVX-512F build: sixteen lanes at a time; a block's 16 sum lanes are one register. ----
 #define SWARMLAB_AVX512 __attribute__((target("avx512f")))
@@ -388,62 +387,49 @@ SWARMLAB_AVX512 inline float fold16(__m512 v) {
   return _mm_cvtss_f32(_mm_add_ss(v2, _mm_shuffle_ps(v2, v2, 1)));
 }
 
-template <bool Square>
-SWARMLAB_AVX512 inline __m512 term16(const float* x, __m512 c) {
+SWARMLAB_AVX512 inline void add16(__m512& s, __m512& q, const float* x, __m512 c) {
   const __m512 v = _mm512_loadu_ps(x);
-  if constexpr (Square) {
-    const __m512 d = _mm512_sub_ps(v, c);
-    return _mm512_mul_ps(d, d);
-  } else {
-    return v;
-  }
+  s = _mm512_add_ps(s, v);
+  const __m512 d = _mm512_sub_ps(v, c);
+  q = _mm512_fmadd_ps(d, d, q);
 }
 
-template <bool Square>
-SWARMLAB_AVX512 void block_sums_avx512_impl(const float* x, std::size_t n, const float* centres, float* sums) {
+// Four full blocks go through the loop together: eight independent chains.
+SWARMLAB_AVX512 void block_moments_avx512(const float* x, std::size_t n, float centre, float* sums, float* squares) {
   constexpr std::size_t kGroup = 4;
+  const __m512 c = _mm512_set1_ps(centre);
   std::size_t b = 0;
   for (; (b + kGroup) * kSumBlock <= n; b += kGroup) {
     const float* p = x + b * kSumBlock;
-    __m512 c[kGroup], acc[kGroup];
-    for (std::size_t g = 0; g < kGroup; ++g) {
-      c[g] = _mm512_set1_ps(Square ? centres[b + g] : 0.0f);
-      acc[g] = _mm512_setzero_ps();
-    }
+    __m512 s[kGroup], q[kGroup];
+    for (std::size_t g = 0; g < kGroup; ++g) s[g] = q[g] = _mm512_setzero_ps();
     for (std::size_t i = 0; i < kSumBlock; i += kLanes)
-      for (std::size_t g = 0; g < kGroup; ++g) acc[g] = _mm512_add_ps(acc[g], term16<Square>(p + g * kSumBlock + i, c[g]));
-    for (std::size_t g = 0; g < kGroup; ++g) sums[b + g] = fold16(acc[g]);
+      for (std::size_t g = 0; g < kGroup; ++g) add16(s[g], q[g], p + g * kSumBlock + i, c);
+    for (std::size_t g = 0; g < kGroup; ++g) {
+      sums[b + g] = fold16(s[g]);
+      squares[b + g] = fold16(q[g]);
+    }
   }
   for (; b * kSumBlock < n; ++b) {
     const float* p = x + b * kSumBlock;
     const std::size_t len = std::min(kSumBlock, n - b * kSumBlock);
-    const float cs = Square ? centres[b] : 0.0f;
-    const __m512 c = _mm512_set1_ps(cs);
-    __m512 acc = _mm512_setzero_ps();
+    __m512 s = _mm512_setzero_ps(), q = _mm512_setzero_ps();
     std::size_t i = 0;
-    for (; i + kLanes <= len; i += kLanes) acc = _mm512_add_ps(acc, term16<Square>(p + i, c));
+    for (; i + kLanes <= len; i += kLanes) add16(s, q, p + i, c);
     if (i == len) {
-      sums[b] = fold16(acc);
+      sums[b] = fold16(s);
+      squares[b] = fold16(q);
       continue;
     }
-    float lane[kLanes];
-    _mm512_storeu_ps(lane, acc);
-    for (; i < len; ++i) lane[0] += Square ? (p[i] - cs) * (p[i] - cs) : p[i];
-    sums[b] = lane_tree(lane);
+    float ls[kLanes], lq[kLanes];
+    _mm512_storeu_ps(ls, s);
+    _mm512_storeu_ps(lq, q);
+    finish_block(ls, lq, p, i, len, centre, sums + b, squares + b);
   }
 }
 
-SWARMLAB_AVX512 void block_sums_avx512(const float* x, std::size_t n, float* sums) {
-  block_sums_avx512_impl<false>(x, n, nullptr, sums);
-}
-
-SWARMLAB_AVX512 void block_square_sums_avx512(const float* x, std::size_t n, const float* centres, float* sums) {
-  block_sums_avx512_impl<true>(x, n, centres, sums);
-}
-
 constexpr Kernels kAvx512{"avx512",          to_half_avx512,   from_half_avx512, to_half_scaled_avx512,
-                          from_half_scaled_avx512, to_level_avx512, from_level_avx512, block_sums_avx512,
-                          block_square_sums_avx512};
+                          from_half_scaled_avx512, to_level_avx512, from_level_avx512, block_moments_avx512};
 #pragma GCC diagnostic pop
 #endif
 
@@ -458,7 +444,7 @@ const Kernels* avx2_kernels() {
     // F16C from CPUID leaf 1 (ECX bit 29): not every compiler's __builtin_cpu_supports knows it.
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29));
-    return __builtin_cpu_supports("avx2") && f16c;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
   }();
   return supported ? &kAvx2 : nullptr;
 #else

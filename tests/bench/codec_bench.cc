@@ -1,7 +1,7 @@
 // Encode and decode throughput of each wire codec, in GB/s of fp32 input (SetBytesProcessed), next
 // to a memcpy of the same buffer. Arguments: the codec (Codec enumerators in declaration order:
 // 0 fp32, 1 fp16, 2 fp16-scaled, 3 uint8); the kernel build (0 the one this CPU runs: AVX-512F,
-// else AVX2/F16C, else scalar; 1 the portable scalar build; 2 AVX2/F16C); the size in MiB of fp32
+// else AVX2/FMA/F16C, else scalar; 1 the portable scalar build; 2 AVX2/FMA/F16C); the size in MiB of fp32
 // (16: the figure, beyond the caches; 1: about one 512 KiB fp16 part, what averaging
 // encodes at a time).
 // Target: fp16, fp16-scaled and uint8 at >= 50% of memcpy's bandwidth at the same size.
@@ -23,7 +23,7 @@ namespace {
 using swarmlab::core::codec::Codec;
 namespace detail = swarmlab::core::codec::detail;
 
-// 0: what this CPU runs; 1: the portable scalar build; 2: the AVX2/F16C build (where the CPU runs
+// 0: what this CPU runs; 1: the portable scalar build; 2: the AVX2/FMA/F16C build (where the CPU runs
 // AVX-512F too, for comparison; falls back to scalar elsewhere, as its label then says).
 const detail::Kernels& build(std::int64_t arg) {
   if (arg == 0) return detail::kernels();
@@ -98,24 +98,9 @@ void BM_Moments(benchmark::State& state) {
   for (auto _ : state) {
     double mean = 0, sigma = 0;
     if (state.range(0) == 0) {
-      // What codec.cc's moments() does per step of 16 blocks (without the non-finite fallback).
-      constexpr std::size_t kBlocks = 16;
-      float sums[kBlocks], centres[kBlocks], squares[kBlocks];
-      double count = 0, m2 = 0;
-      for (std::size_t base = 0; base < in.size(); base += kBlocks * detail::kSumBlock) {
-        const std::size_t len = std::min(kBlocks * detail::kSumBlock, in.size() - base);
-        const std::size_t blocks = (len + detail::kSumBlock - 1) / detail::kSumBlock;
-        k.block_sums(in.data() + base, len, sums);
-        for (std::size_t b = 0; b < blocks; ++b) centres[b] = sums[b] / static_cast<float>(detail::kSumBlock);
-        k.block_square_sums(in.data() + base, len, centres, squares);
-        for (std::size_t b = 0; b < blocks; ++b) {
-          const double n_b = detail::kSumBlock, mean_b = centres[b], total = count + n_b, delta = mean_b - mean;
-          mean += delta * (n_b / total);
-          m2 += squares[b] + delta * delta * (count * n_b / total);
-          count = total;
-        }
-      }
-      sigma = std::sqrt(m2 / count);
+      const detail::Moments m = detail::moments(k, in);
+      mean = m.mean;
+      sigma = m.sigma;
     } else {
       const Eigen::Map<const Eigen::ArrayXf> x(in.data(), static_cast<Eigen::Index>(in.size()));
       mean = x.mean();

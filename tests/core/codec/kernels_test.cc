@@ -1,4 +1,4 @@
-// Every SIMD build of the codec kernels this CPU runs (AVX2/F16C, AVX-512F) against the portable
+// Every SIMD build of the codec kernels this CPU runs (AVX2/FMA/F16C, AVX-512F) against the portable
 // scalar build: same bits for every input class (NaN payloads, ±inf, ±0, subnormals on both sides,
 // overflow to inf, rounding ties), every tail length and any alignment of the encoded bytes.
 #include "core/codec/kernels.h"
@@ -179,12 +179,11 @@ TEST(CodecKernels, LevelsAreBitIdentical) {
   }
 }
 
-TEST(CodecKernels, BlockSumsAreBitIdenticalForEveryLength) {
-  constexpr std::size_t kMaxBlocks = 6;  // the AVX2 build sums four full blocks at a time
+TEST(CodecKernels, BlockMomentsAreBitIdenticalForEveryLength) {
+  constexpr std::size_t kMaxBlocks = 6;  // the SIMD builds sum two or four full blocks at a time
   Rng rng(5);
-  std::vector<float> x(kMaxBlocks * kSumBlock), centres(kMaxBlocks);
+  std::vector<float> x(kMaxBlocks * kSumBlock);
   for (float& v : x) v = static_cast<float>(rng.normal() * 1e3 + 7.0);
-  for (float& c : centres) c = static_cast<float>(rng.normal() * 10.0);
   auto same = [](float a, float b) {
     return std::isnan(a) ? std::isnan(b) : std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
   };
@@ -195,15 +194,42 @@ TEST(CodecKernels, BlockSumsAreBitIdenticalForEveryLength) {
       x[2200] = 3e38f;
       x[2216] = 3e38f;
     }
-    for (std::size_t n = 0; n <= x.size(); ++n) {
-      float a[kMaxBlocks], b[kMaxBlocks], qa[kMaxBlocks], qb[kMaxBlocks];
-      scalar_kernels().block_sums(x.data(), n, a);
-      simd.block_sums(x.data(), n, b);
-      scalar_kernels().block_square_sums(x.data(), n, centres.data(), qa);
-      simd.block_square_sums(x.data(), n, centres.data(), qb);
-      for (std::size_t blk = 0; blk * kSumBlock < n; ++blk) {
-        ASSERT_TRUE(same(a[blk], b[blk])) << simd.name << " n=" << n << " block " << blk;
-        ASSERT_TRUE(same(qa[blk], qb[blk])) << simd.name << " n=" << n << " block " << blk;
+    for (float centre : {0.0f, 6.5f, -1234.5f})
+      for (std::size_t n = 0; n <= x.size(); ++n) {
+        float a[kMaxBlocks], b[kMaxBlocks], qa[kMaxBlocks], qb[kMaxBlocks];
+        scalar_kernels().block_moments(x.data(), n, centre, a, qa);
+        simd.block_moments(x.data(), n, centre, b, qb);
+        for (std::size_t blk = 0; blk * kSumBlock < n; ++blk) {
+          ASSERT_TRUE(same(a[blk], b[blk])) << simd.name << " n=" << n << " block " << blk;
+          ASSERT_TRUE(same(qa[blk], qb[blk])) << simd.name << " n=" << n << " block " << blk;
+        }
+      }
+  }
+}
+
+// The blocked moments against a double-precision reference, where a centred sum in float would
+// lose most digits to cancellation if done naively: a large mean, a small spread, steps whose
+// means differ, and a part of a single step.
+TEST(CodecKernels, MomentsMatchADoubleReference) {
+  Rng rng(11);
+  for (std::size_t n : {std::size_t{1}, std::size_t{700}, std::size_t{8192}, std::size_t{100'003}}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      std::vector<float> v(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double centre = variant == 0 ? 0.0 : variant == 1 ? 1e4 : (i < n / 2 ? 1e3 : -5e2);
+        v[i] = static_cast<float>(centre + rng.normal() * 0.1);
+      }
+      double mean = 0.0, m2 = 0.0;
+      for (float x : v) mean += x;
+      mean /= static_cast<double>(n);
+      for (float x : v) m2 += (x - mean) * (x - mean);
+      const double sigma = std::sqrt(m2 / static_cast<double>(n));
+      std::vector<const Kernels*> builds = simd_builds();
+      builds.push_back(&scalar_kernels());
+      for (const Kernels* k : builds) {
+        const Moments m = moments(*k, v);
+        EXPECT_NEAR(m.mean, mean, 1e-6 * std::max(1.0, std::abs(mean))) << k->name << " n=" << n << " variant=" << variant;
+        EXPECT_NEAR(m.sigma, sigma, 1e-3 * sigma + 1e-12) << k->name << " n=" << n << " variant=" << variant;
       }
     }
   }

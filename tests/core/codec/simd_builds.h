@@ -18,7 +18,7 @@ inline std::vector<const Kernels*> simd_builds() {
 
 // Runs the rest of the test body once per SIMD build, as `simd`.
 #define FOR_EACH_SIMD_BUILD                                                                        \
-  if (simd_builds().empty()) GTEST_SKIP() << "this CPU has no AVX2/F16C: only the scalar build runs"; \
+  if (simd_builds().empty()) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C: only the scalar build runs"; \
   for (const Kernels* simd_build : simd_builds())                                                  \
     if (const Kernels& simd = *simd_build; true)
 
