@@ -33,8 +33,7 @@ HalvingDoublingAverager::~HalvingDoublingAverager() {
 void HalvingDoublingAverager::retire() {
   env_.cancel(release_timer_);
   release_timer_ = 0;
-  if (retired_) retired_.reset();  // from an earlier round: nothing of it is on the stack now
-  retired_ = std::move(replica_);
+  retired_ = std::move(replica_);  // an earlier retired one goes now: nothing of it is on the stack
   if (!retire_timer_ && retired_)
     retire_timer_ = env_.schedule(0, [this] {
       retire_timer_ = 0;

@@ -36,6 +36,7 @@
 
 #include "core/averaging/averager.h"
 #include "core/averaging/averaging_service.h"
+#include "core/averaging/strategy.h"
 #include "core/env.h"
 #include "core/wire.h"
 #include "sim/binding/sim_world.h"
@@ -60,6 +61,12 @@ class RoundReplay {
   ~RoundReplay();
   RoundReplay(const RoundReplay&) = delete;
   RoundReplay& operator=(const RoundReplay&) = delete;
+
+  // Whether replays can stand in for this strategy's rounds: butterfly rounds (AR, PS, Ours), not
+  // Hydra's halving-doubling, whose peers average through their own HalvingDoublingAverager.
+  static bool stands_in_for(core::averaging::Strategy strategy) {
+    return strategy != core::averaging::Strategy::HalvingDoubling;
+  }
 
   // The averager of the peer living in `env` (a SimWorld environment).
   std::unique_ptr<core::averaging::Averager> averager(core::Environment& env);

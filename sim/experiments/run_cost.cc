@@ -6,6 +6,7 @@
 #include "core/codec/codec.h"
 #include "core/input_error.h"
 #include "core/input_limits.h"
+#include "sim/binding/round_replay.h"
 #include "traces/text.h"
 
 namespace swarmlab::sim {
@@ -54,7 +55,7 @@ RunCost averaging_cost(const scenarios::Scenario& sc, core::averaging::Strategy 
   const double per_round = strategy == core::averaging::Strategy::ParameterServer ? 2 * n * parts : 2 * n * (parts + n);
   // Identical butterfly rounds are replayed (sim/binding/round_replay.h) when nothing fails on
   // purpose; a replayed round costs a few events per peer. Count two simulated rounds then, as a bound.
-  if (strategy == core::averaging::Strategy::HalvingDoubling) replay = false;
+  replay = replay && RoundReplay::stands_in_for(strategy);
   bool failures = !sc.failures.empty() || !sc.churn.events.empty() || !sc.bandwidth.events.empty();
   for (const auto& p : sc.peers) failures = failures || p.failure_rate > 0 || p.join_s.has_value() || p.leave_s.has_value();
   const double r = static_cast<double>(rounds);

@@ -43,10 +43,9 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
     if (sc.averaging.group_size) o.group_size = static_cast<std::size_t>(*sc.averaging.group_size);
     oracle_ = std::make_unique<Oracle>(engine_, o);
   }
-  // A replayed round moves its members' bytes only; relayed rounds load the relays too. The replay
-  // stands in for butterfly rounds, not Hydra's halving-doubling.
+  // A replayed round moves its members' bytes only; relayed rounds load the relays too.
   if (options_.replay_rounds && options_.backend == "flow" && !reachability_ &&
-      configs_.front().strategy != core::averaging::Strategy::HalvingDoubling) {
+      RoundReplay::stands_in_for(configs_.front().strategy)) {
     const double g = options_.transport.goodput_fraction;
     std::map<std::pair<PeerId, PeerId>, double> caps;
     for (const auto& cap : sc.pair_caps)  // one per ordered pair (the loader rejects duplicates)
