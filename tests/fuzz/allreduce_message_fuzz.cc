@@ -1,11 +1,11 @@
 // libFuzzer target for the replicated all-reduce's data messages and step-log entries
 // (core/allreduce/; tests/fuzz/run_fuzz.sh allreduce builds and runs it).
 //
-// Each input is (1) decoded as a chunk message: decode_chunk() must throw DecodeError or return a
-// message that encodes back to the same bytes; (2) applied to a step log, which must never throw;
-// and (3) delivered, mid-round, to a replica of a running all-reduce of four groups of one replica
-// each, or five (an extra group folded in), from a partner and from a peer of another group,
-// carrying real values. The round must
+// Each input is (1) decoded as a chunk message: decode_chunk(), and then the codec on its
+// payload, must throw DecodeError or give a message that encodes back to the same bytes; (2)
+// applied to a step log, which must never throw; and (3) delivered, mid-round, to a replica of a
+// running all-reduce of four groups of one replica each, or five (an extra group folded in), from
+// a partner and from a peer of another group, carrying real values. The round must
 // still finish with every element averaged and exact. Sanitizers catch the rest.
 //
 // Built with -DALLREDUCE_FUZZ_MAKE_CORPUS it is instead a program that writes the seed corpus.
@@ -44,7 +44,11 @@ void check_round_trip(std::span<const std::uint8_t> in) {
   std::vector<float> values;
   if (d.has_payload) {
     values.resize(d.header.elements);
-    core::codec::decode(d.header.codec, d.payload, values);
+    try {
+      core::codec::decode(d.header.codec, d.payload, values);
+    } catch (const core::DecodeError&) {
+      return;  // a payload the codec rejects (a replica counts it as rejected)
+    }
   }
   const core::Message again = core::allreduce::encode_chunk(d.header, values);
   // fp16 payloads may hold NaNs whose bits decode/encode changes; the header must match exactly.
