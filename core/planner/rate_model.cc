@@ -308,10 +308,9 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     return std::max(0.0, limit);
   };
   // A cut with one piece per pair, as chosen at the current solution (tight there).
-  auto piece_cut = [&](const std::vector<int>& T, double* rhs) {
+  auto piece_cut = [&](const std::vector<int>& T) {
     PieceCut cut;
     cut.receivers = T;
-    *rhs = 0;
     for (int j = 0; j < n; ++j) {
       if (!z[j]) continue;
       double through = 0;
@@ -467,8 +466,8 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     if (res.rounds >= kMaxRounds) break;
 
     // A minimum cut: the receivers T off the source side cannot all get their G_i. The first time
-    // a set shows up (with pair caps) it gets an aggregated cut; the second time, the exact cut;
-    // after that (rounding), a cut with one piece per pair, tight at this solution.
+    // a set shows up it gets the exact cut; after that (rounding), a cut with one piece per pair,
+    // tight at this solution.
     const std::vector<bool> side = flow.source_side(0, kEps);
     std::vector<int> T;
     for (int i = 0; i < n; ++i) {
@@ -479,9 +478,10 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     if (times == 0) {
       exact_cut(T);
     } else {
+      // The row first: it sets rhs (as one argument list, rhs could be read before it is set).
       double rhs = 0;
-      const PieceCut cut = piece_cut(T, &rhs);
-      exportable.push_back({Model::add_row_le(lp, piece_row(cut, &rhs), rhs), {T, -1, {}}});
+      const std::vector<std::pair<int, double>> row = piece_row(piece_cut(T), &rhs);
+      exportable.push_back({Model::add_row_le(lp, row, rhs), {T, -1, {}}});
     }
     ++res.rounds;
     if (!solve_simplex(lp, /*dual=*/true)) return res;
