@@ -23,6 +23,7 @@ struct Group {
   std::size_t size() const { return members.size(); }
   std::vector<PeerId> peers() const {
     std::vector<PeerId> out;
+    out.reserve(members.size());
     for (const auto& m : members) out.push_back(m.peer);
     return out;
   }

@@ -25,6 +25,7 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
   ~PeerCoordinator() override {
     *alive_ = false;
     env_.cancel(timeout_);
+    for (const Fetch& f : fetches_) env_.cancel(f.turn);
     if (*oracle_alive_) oracle_.leave(env_.self());
   }
 
@@ -35,7 +36,7 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
   }
 
   void report(const core::progress::LocalProgress& local) override {
-    Member& m = oracle_.members_.at(env_.self());
+    Member& m = oracle_.member(env_.self());
     // Only a change of activity, or new samples from a peer already waiting for its group, can
     // complete a group: a peer still computing towards the step holds every group up anyway.
     const bool matters = !m.reported || m.local.activity != local.activity || static_cast<bool>(done_);
@@ -49,28 +50,34 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
   }
 
   void fetch(ProgressCallback done) override {
-    env_.schedule(0, [this, alive = alive_, done = std::move(done)] {
-      if (*alive) done(estimate(env_.now(), {}));
+    // Answered on the next turn, in the order asked. The callbacks wait here and the destructor
+    // cancels their turns, so the closure holds only `this` (no allocation per read).
+    fetches_.push_back({std::move(done), 0});
+    fetches_.back().turn = env_.schedule(0, [this] {
+      ProgressCallback done = std::move(fetches_.front().done);
+      fetches_.erase(fetches_.begin());
+      done(estimate(env_.now(), {}));
     });
   }
 
   core::progress::GlobalProgress estimate(Seconds now, std::span<const PeerId> group) const override {
-    return oracle_.estimate(now, oracle_.members_.at(env_.self()).local.step, group);
+    return oracle_.estimate(now, oracle_.member(env_.self()).local.step, group);
   }
 
   void member_lost(PeerId) override {}  // the oracle knows who is up
 
   std::vector<core::training::StateHolder> peers_at(std::uint64_t step) const override {
+    // The holders are in id order: everyone but this peer is two ranges.
     const std::vector<core::training::StateHolder>& all = oracle_.holders_at(step);
-    std::vector<core::training::StateHolder> out;
-    out.reserve(all.size());
-    for (const auto& h : all)
-      if (h.peer != env_.self()) out.push_back(h);
+    const PeerId self = env_.self();
+    const auto mine = std::lower_bound(all.begin(), all.end(), self, [](const auto& h, PeerId p) { return h.peer < p; });
+    std::vector<core::training::StateHolder> out(all.begin(), mine);
+    out.insert(out.end(), mine != all.end() && mine->peer == self ? mine + 1 : mine, all.end());
     return out;
   }
 
   void set_announcement(std::vector<std::uint8_t> bytes) override {
-    Member& m = oracle_.members_.at(env_.self());
+    Member& m = oracle_.member(env_.self());
     try {
       m.computes = core::matchmaking::decode_capacity(bytes).compute_sps > 0;
     } catch (const core::DecodeError&) {
@@ -123,6 +130,11 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
   core::Environment& env_;
   std::shared_ptr<bool> oracle_alive_;
   GroupCallback done_, pending_cancel_;
+  struct Fetch {
+    ProgressCallback done;
+    core::TimerHandle turn = 0;
+  };
+  std::vector<Fetch> fetches_;  // reads not answered yet, oldest first
   core::TimerHandle timeout_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
@@ -140,11 +152,12 @@ std::unique_ptr<core::training::Coordinator> Oracle::coordinator(core::Environme
 }
 
 void Oracle::enroll(PeerId peer, PeerCoordinator* c, bool client_mode) {
-  if (members_.count(peer)) throw std::logic_error("oracle: peer enrolled twice");
+  if (peer < members_.size() && members_[peer].coordinator) throw std::logic_error("oracle: peer enrolled twice");
+  if (peer >= members_.size()) members_.resize(peer + 1);
   Member m;
   m.coordinator = c;
   m.client_mode = client_mode;
-  members_.emplace(peer, std::move(m));
+  members_[peer] = std::move(m);
   holders_.reset();
   estimate_memo_.reset();
 }
@@ -152,14 +165,14 @@ void Oracle::enroll(PeerId peer, PeerCoordinator* c, bool client_mode) {
 const std::vector<core::training::StateHolder>& Oracle::holders_at(std::uint64_t step) const {
   if (holders_ && holders_->step == step) return holders_->holders;
   holders_ = Holders{step, {}};
-  for (const auto& [peer, m] : members_)
-    if (m.reported && m.local.step == step && !m.client_mode && m.local.activity == core::progress::Activity::Training)
+  for (PeerId peer = 0; peer < members_.size(); ++peer)
+    if (const Member& m = members_[peer]; m.coordinator && m.reported && m.local.step == step && !m.client_mode && m.local.activity == core::progress::Activity::Training)
       holders_->holders.push_back({peer, m.local.lineage});
   return holders_->holders;
 }
 
 void Oracle::leave(PeerId peer) {
-  members_.erase(peer);
+  members_[peer] = Member{};
   holders_.reset();
   estimate_memo_.reset();
   schedule_check();
@@ -171,10 +184,11 @@ core::progress::GlobalProgress Oracle::estimate(Seconds now, std::uint64_t floor
       std::ranges::equal(estimate_memo_->group, group))
     return estimate_memo_->estimate;
   // Exact counts: every record is as of now (a micro-batch in flight has not happened yet).
-  std::vector<core::progress::PeerProgress> records;
-  records.reserve(members_.size());
-  for (const auto& [peer, m] : members_) {
-    if (!m.reported || m.local.activity != core::progress::Activity::Training) continue;
+  std::vector<core::progress::PeerProgress>& records = records_;
+  records.clear();
+  for (PeerId peer = 0; peer < members_.size(); ++peer) {
+    const Member& m = members_[peer];
+    if (!m.coordinator || !m.reported || m.local.activity != core::progress::Activity::Training) continue;
     records.push_back({peer, m.local.step, m.local.samples, m.local.samples_per_s, now, m.client_mode});
   }
   estimate_memo_ = EstimateMemo{now, floor_step, {group.begin(), group.end()},
@@ -197,16 +211,16 @@ void Oracle::check() {
   // average is.
   const auto syncing = [](const Member& m) { return m.reported && m.local.activity == core::progress::Activity::Syncing; };
   std::size_t count = 0;
-  for (const auto& [peer, m] : members_) {
-    if (syncing(m)) continue;
+  for (const Member& m : members_) {
+    if (!m.coordinator || syncing(m)) continue;
     if (!m.coordinator->looking()) return;  // someone who will average soon is not ready yet
     ++count;
   }
   if (count == 0 || !estimate(engine_.now(), 0, {}).ready) return;
   std::vector<PeerId> looking;
   looking.reserve(count);
-  for (const auto& [peer, m] : members_)
-    if (!syncing(m)) looking.push_back(peer);
+  for (PeerId peer = 0; peer < members_.size(); ++peer)
+    if (members_[peer].coordinator && !syncing(members_[peer])) looking.push_back(peer);
 
   std::vector<std::vector<PeerId>> partition;
   if (options_.group_size && *options_.group_size < looking.size()) {
@@ -225,11 +239,11 @@ void Oracle::check() {
   std::vector<Group> groups;
   for (const auto& peers : partition) {
     // A group where nobody computes has nothing to average: its peers wait for the next round.
-    if (std::none_of(peers.begin(), peers.end(), [this](PeerId p) { return members_.at(p).computes; })) continue;
+    if (std::none_of(peers.begin(), peers.end(), [this](PeerId p) { return member(p).computes; })) continue;
     Group g;
     g.group_id = next_group_id_++;
     g.leader = peers.front();
-    for (PeerId p : peers) g.members.push_back({p, members_.at(p).client_mode, members_.at(p).announcement});
+    for (PeerId p : peers) g.members.push_back({p, member(p).client_mode, member(p).announcement});
     groups.push_back(std::move(g));
   }
   if (groups.empty()) return;
@@ -237,7 +251,7 @@ void Oracle::check() {
   if (groups_formed_) groups_formed_(round, groups);
   // Every member starts at this same instant.
   for (const Group& g : groups)
-    for (const auto& member : g.members) members_.at(member.peer).coordinator->deliver(g);
+    for (const auto& m : g.members) member(m.peer).coordinator->deliver(g);
 }
 
 }  // namespace swarmlab::sim

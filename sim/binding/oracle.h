@@ -11,7 +11,6 @@
 // `swarmlab albert` sets its steps/h beside the DHT's (docs/interpretations.md).
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -71,7 +70,11 @@ class Oracle {
 
   Engine& engine_;
   OracleOptions options_;
-  std::map<core::PeerId, Member> members_;  // registered peers, in id order
+  // Registered peers by id (a simulation's ids are dense); coordinator == nullptr: none. Walking
+  // it visits them in id order, as every check and estimate must.
+  std::vector<Member> members_;
+  Member& member(core::PeerId peer) { return members_[peer]; }
+  const Member& member(core::PeerId peer) const { return members_[peer]; }
   // The last estimate: every peer asks at the same instants (a group forming, a step landing), and
   // the answer changes only with a report, a member coming or going, or the clock.
   struct EstimateMemo {
@@ -81,6 +84,7 @@ class Oracle {
     core::progress::GlobalProgress estimate;
   };
   mutable std::optional<EstimateMemo> estimate_memo_;
+  mutable std::vector<core::progress::PeerProgress> records_;  // estimate()'s scratch
   // The training peers at one step with their lineages (what peers_at lists, the asking peer
   // included): every peer checks it after each read, and it changes only when a peer's step,
   // lineage or activity does, or a peer comes or goes.

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "core/codec/codec.h"
 #include "core/training/compute_reward.h"
@@ -262,7 +263,7 @@ class TrainingRun {
   std::size_t in_round_ = 0;  // peers inside a round
   Seconds busy_since_ = 0, averaging_s_ = 0;
   std::uint64_t downloads_ = 0, update_downloads_ = 0, bucket_samples_ = 0, rounds_ = 0;
-  std::set<std::uint64_t> rounds_seen_;
+  std::unordered_set<std::uint64_t> rounds_seen_;  // only counted
   std::uint64_t tracked_step_ = 0;
   std::set<PeerId> eligible_, members_;
   std::vector<TrainingTimePoint> series_;

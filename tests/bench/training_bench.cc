@@ -47,18 +47,21 @@ BENCHMARK(BM_AlbertOracle)->Arg(48)->Unit(benchmark::kMillisecond)->UseRealTime(
 void BM_AlbertDht(benchmark::State& state) { run_albert(state, swarmlab::scenarios::Coordination::Dht); }
 BENCHMARK(BM_AlbertDht)->Arg(2)->Arg(48)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
-// What the target is about: `swarmlab albert --coordination dht` as a user runs it (the setups in
-// parallel processes, one per core), wall time; beside the in-process runs above, one after the
-// other, measured in the same session.
-void BM_AlbertDhtCommand(benchmark::State& state) {
-  const std::string command = std::string(SWARMLAB_BINARY) + " albert --coordination dht --quiet --hours " +
-                              std::to_string(state.range(0)) + " --scenarios " + SWARMLAB_SOURCE_DIR +
-                              "/scenarios/albert > /dev/null";
+// What the targets are about: `swarmlab albert` as a user runs it (the setups in parallel
+// processes, one per core), wall time; beside the in-process runs above, one after the other,
+// measured in the same session.
+void run_albert_command(benchmark::State& state, const std::string& coordination) {
+  const std::string command = std::string(SWARMLAB_BINARY) + " albert --coordination " + coordination +
+                              " --quiet --hours " + std::to_string(state.range(0)) + " --scenarios " +
+                              SWARMLAB_SOURCE_DIR + "/scenarios/albert > /dev/null";
   for (auto _ : state)
     if (std::system(command.c_str()) != 0) state.SkipWithError(("failed: " + command).c_str());
   state.SetLabel("5 setups x " + std::to_string(state.range(0)) + " h, " +
                  std::to_string(std::thread::hardware_concurrency()) + " cores");
 }
+void BM_AlbertOracleCommand(benchmark::State& state) { run_albert_command(state, "oracle"); }
+BENCHMARK(BM_AlbertOracleCommand)->Arg(48)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1)->Repetitions(5)->ReportAggregatesOnly(true);
+void BM_AlbertDhtCommand(benchmark::State& state) { run_albert_command(state, "dht"); }
 BENCHMARK(BM_AlbertDhtCommand)->Arg(2)->Arg(48)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 void BM_ThirtyTwoPeers48h(benchmark::State& state) {
