@@ -74,11 +74,19 @@ void Engine::sift_down(std::size_t i, Entry e) {
   const std::size_t n = heap_.size();
   for (;;) {
     const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t last = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < last; ++c)
-      if (h[c] < h[best]) best = c;
+    std::size_t best;
+    if (first + 4 <= n) {
+      // Four children: a tournament whose picks can compile to conditional moves, since which
+      // child is smallest is as good as random to a branch predictor.
+      const std::size_t a = first + static_cast<std::size_t>(h[first + 1] < h[first]);
+      const std::size_t b = first + 2 + static_cast<std::size_t>(h[first + 3] < h[first + 2]);
+      best = h[b] < h[a] ? b : a;
+    } else {
+      if (first >= n) break;
+      best = first;
+      for (std::size_t c = first + 1; c < n; ++c)
+        if (h[c] < h[best]) best = c;
+    }
     if (!(h[best] < e)) break;
     h[i] = h[best];
     i = best;
