@@ -222,7 +222,7 @@ bool CollaborativePeer::diverged() const {
   return consensus_lineage(holders) != lineage_;
 }
 
-std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step) {
+std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step, const std::set<PeerId>& skip) {
   const auto others = [this](std::vector<StateHolder> holders) {
     std::erase_if(holders, [&](const StateHolder& h) { return h.peer == env_.self(); });
     return holders;
@@ -237,6 +237,7 @@ std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step) {
     // state comes in a moment; a reducer's leftovers are no step's parameters.
     return std::nullopt;
   }
+  std::erase_if(candidates, [&](const StateHolder& h) { return skip.count(h.peer) > 0; });
   if (candidates.empty()) return std::nullopt;
   return candidates[env_.rng().below(candidates.size())].peer;
 }
@@ -255,17 +256,21 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
   // Ask a peer holding the state the collaboration settled on; a reducer's leftovers only when no
   // peer that trains has it (better an old state than none).
   const std::uint64_t target = std::max({g.global_step, known_global_step_, step_});
-  const std::optional<PeerId> provider = state_provider(target);
-  if (!provider) return schedule_fetch(config_.min_fetch_period);  // read the records again (on_progress)
-  downloading_ = true;
-  if (events_.sync_started) events_.sync_started(*provider);
   // A peer holding an older step's state needs only the steps it missed, if the provider still
   // keeps them: a download that ends after the collaboration stepped again catches up this way
   // instead of starting over (docs/interpretations.md §26).
   // Only for as many steps as peers keep: asking for more (a newcomer holding the initial
   // parameters, long after step 0) is refused, a round trip lost.
-  const bool updates = step_ < target && !whole_state_next_ && target - step_ <= config_.kept_updates;
-  auto done = [this, updates, alive = alive_](bool ok, StateSnapshot got) {
+  // A provider that loaded a state itself since keeps no chain back to this peer's step, and one
+  // may be too busy to answer: the others are asked for updates before the whole state is.
+  const bool wants_updates = step_ < target && target - step_ <= config_.kept_updates;
+  std::optional<PeerId> provider = state_provider(target, wants_updates ? refused_updates_ : std::set<PeerId>{});
+  const bool updates = wants_updates && provider.has_value();
+  if (!provider && wants_updates && !refused_updates_.empty()) provider = state_provider(target);
+  if (!provider) return schedule_fetch(config_.min_fetch_period);  // read the records again (on_progress)
+  downloading_ = true;
+  if (events_.sync_started) events_.sync_started(*provider);
+  auto done = [this, updates, from = *provider, alive = alive_](bool ok, StateSnapshot got) {
     if (!*alive) return;
     downloading_ = false;
     if (ok && updates) ok = apply_updates(got);
@@ -278,7 +283,8 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
       }
     }
     if (ok && !updates) kept_.clear();  // what this peer kept led to a state it no longer holds
-    whole_state_next_ = updates && !ok;
+    if (ok) refused_updates_.clear();
+    else if (updates) refused_updates_.insert(from);
     if (events_.sync_finished) events_.sync_finished(ok, got.step, updates);
     if (ok) set_step(std::max(step_, got.step), got.lineage);
     // Check again: the collaboration may have moved on during the download.

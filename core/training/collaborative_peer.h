@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -181,8 +182,8 @@ class CollaborativePeer {
   // and counts it as discarded.
   void discard_accumulated();
   void start_sync(const progress::GlobalProgress& g);
-  // Whom to ask for the state at `step`; nullopt: nobody yet.
-  std::optional<PeerId> state_provider(std::uint64_t step);
+  // Whom to ask for the state at `step`, other than `skip`; nullopt: nobody yet.
+  std::optional<PeerId> state_provider(std::uint64_t step, const std::set<PeerId>& skip = {});
   // Updates (state_service.h): the wire precision they are kept in, keeping the vector of the
   // round in flight as the update that leads to (step_after, lineage_after), serving the kept ones
   // from a state, and applying received ones (false: they do not fit this learner).
@@ -237,7 +238,9 @@ class CollaborativePeer {
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
   bool fetch_in_flight_ = false;
   bool downloading_ = false;  // a state download is in flight
-  bool whole_state_next_ = false;         // the last updates download failed: load the whole state
+  // Providers whose updates did not come since the last sync that worked: the others are asked
+  // for updates first, and the whole state is loaded once every provider has failed.
+  std::set<PeerId> refused_updates_;
   struct KeptUpdate {
     std::uint64_t step_before = 0, lineage_before = 0, step_after = 0, lineage_after = 0;
     std::vector<std::uint8_t> bytes;     // the averaged vector in update_codec() (real learners)
