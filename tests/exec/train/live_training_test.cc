@@ -260,6 +260,7 @@ TEST(LiveTraining, ALatePeerDownloadsTheStateAndTrains) {
   EXPECT_GT(late.samples.contributed, 0u) << "the late peer never contributed to a step";
   EXPECT_TRUE(late.samples.balanced);
   // Its first line is the download of a step the others had reached; it averages from the next one.
+  // A download that fails first (a connection that breaks on a loaded machine) is tried again.
   auto lines = read_lines(dir.path + "/peer-3.jsonl");
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0].value("event", std::string()), "start");
@@ -267,6 +268,8 @@ TEST(LiveTraining, ALatePeerDownloadsTheStateAndTrains) {
     const std::string event = j.value("event", std::string());
     return event == "start" || event == "books";
   });
+  while (!lines.empty() && lines[0].value("event", std::string()) == "sync" && !lines[0].value("ok", false))
+    lines.erase(lines.begin());
   ASSERT_FALSE(lines.empty());
   ASSERT_EQ(lines[0].value("event", std::string()), "sync");
   EXPECT_TRUE(lines[0].value("ok", false));
@@ -292,7 +295,11 @@ TEST(LiveTraining, ALatePeerReplaysTheStepsItMissedFromItsInitialParameters) {
   EXPECT_TRUE(s.survivors_identical);
   const TrainingPeerSummary& late = s.peers[3];
   EXPECT_GE(late.update_syncs, 1u);
-  EXPECT_EQ(late.syncs, late.update_syncs) << "it loaded a whole state";
+  // A download that failed (a connection that broke on a loaded machine) is tried again, from
+  // another provider; what must never arrive is a whole state.
+  for (const auto& j : read_lines(dir.path + "/peer-3.jsonl"))
+    if (j.value("event", std::string()) == "sync" && j.value("ok", false))
+      EXPECT_TRUE(j.value("updates", false)) << "it loaded a whole state: " << j.dump();
   EXPECT_GT(late.samples.contributed, 0u);
   EXPECT_TRUE(late.samples.balanced);
 }
