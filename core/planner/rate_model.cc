@@ -330,22 +330,28 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     }
     return cut;
   };
-  auto piece_row = [&](const PieceCut& cut, double* rhs) {
+  // The cut's row: its terms and its bound, returned together.
+  struct Row {
+    std::vector<std::pair<int, double>> terms;
+    double rhs = 0;
+  };
+  auto piece_row = [&](const PieceCut& cut) {
     std::map<int, double> coef;
-    *rhs = 0;
+    Row row;
     for (int i : cut.receivers) coef[G[i]] += 1;
     for (int j : cut.uploaders) coef[h[j]] -= 1;
     for (const auto& e : cut.edges) {
       switch (e.piece) {
         case Piece::Span: coef[z[e.reducer]] -= 1; break;
-        case Piece::Cap: *rhs += cap(e.reducer, e.receiver); break;
+        case Piece::Cap: row.rhs += cap(e.reducer, e.receiver); break;
         case Piece::CapLessParts:
-          *rhs += cap(e.reducer, e.receiver);
+          row.rhs += cap(e.reducer, e.receiver);
           coef[z[e.receiver]] += 1;
           break;
       }
     }
-    return std::vector<std::pair<int, double>>(coef.begin(), coef.end());
+    row.terms.assign(coef.begin(), coef.end());
+    return row;
   };
 
   // Whether pair j → i's cap can ever bind: it carries z_j of returns at most, plus z_i of parts
@@ -478,10 +484,8 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     if (times == 0) {
       exact_cut(T);
     } else {
-      // The row first: it sets rhs (as one argument list, rhs could be read before it is set).
-      double rhs = 0;
-      const std::vector<std::pair<int, double>> row = piece_row(piece_cut(T), &rhs);
-      exportable.push_back({Model::add_row_le(lp, row, rhs), {T, -1, {}}});
+      const Row row = piece_row(piece_cut(T));
+      exportable.push_back({Model::add_row_le(lp, row.terms, row.rhs), {T, -1, {}}});
     }
     ++res.rounds;
     if (!solve_simplex(lp, /*dual=*/true)) return res;

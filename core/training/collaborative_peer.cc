@@ -264,9 +264,9 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
   // A provider that loaded a state itself since keeps no chain back to this peer's step, and one
   // may be too busy to answer: the others are asked for updates before the whole state is.
   const bool wants_updates = step_ < target && target - step_ <= config_.kept_updates;
-  std::optional<PeerId> provider = state_provider(target, wants_updates ? refused_updates_ : std::set<PeerId>{});
-  const bool updates = wants_updates && provider.has_value();
-  if (!provider && wants_updates && !refused_updates_.empty()) provider = state_provider(target);
+  std::optional<PeerId> provider = wants_updates ? state_provider(target, refused_updates_) : std::nullopt;
+  const bool updates = provider.has_value();
+  if (!provider) provider = state_provider(target);
   if (!provider) return schedule_fetch(config_.min_fetch_period);  // read the records again (on_progress)
   downloading_ = true;
   if (events_.sync_started) events_.sync_started(*provider);

@@ -184,15 +184,14 @@ core::progress::GlobalProgress Oracle::estimate(Seconds now, std::uint64_t floor
       std::ranges::equal(estimate_memo_->group, group))
     return estimate_memo_->estimate;
   // Exact counts: every record is as of now (a micro-batch in flight has not happened yet).
-  std::vector<core::progress::PeerProgress>& records = records_;
-  records.clear();
+  records_.clear();
   for (PeerId peer = 0; peer < members_.size(); ++peer) {
     const Member& m = members_[peer];
     if (!m.coordinator || !m.reported || m.local.activity != core::progress::Activity::Training) continue;
-    records.push_back({peer, m.local.step, m.local.samples, m.local.samples_per_s, now, m.client_mode});
+    records_.push_back({peer, m.local.step, m.local.samples, m.local.samples_per_s, now, m.client_mode});
   }
   estimate_memo_ = EstimateMemo{now, floor_step, {group.begin(), group.end()},
-                                core::progress::aggregate(records, now, options_.target, floor_step, group)};
+                                core::progress::aggregate(records_, now, options_.target, floor_step, group)};
   return estimate_memo_->estimate;
 }
 
