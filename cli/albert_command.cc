@@ -115,7 +115,8 @@ std::vector<nlohmann::ordered_json> run_setups(const std::vector<scenarios::Scen
   std::vector<std::size_t> order(setups.size());
   std::iota(order.begin(), order.end(), 0);
   std::vector<double> cost(setups.size());
-  for (std::size_t i = 0; i < setups.size(); ++i) cost[i] = sim::training_cost(setups[i], *cfg.duration_s).events;
+  for (std::size_t i = 0; i < setups.size(); ++i)
+    cost[i] = sim::expected_training_events(setups[i], *cfg.duration_s, cfg.dpu.value_or(setups[i].training.dpu), cfg.transport);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
   std::vector<nlohmann::ordered_json> summaries(setups.size());
   std::vector<std::string> errors;

@@ -5,13 +5,14 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/matchmaking/attachment.h"
 
 namespace swarmlab::core::matchmaking {
 
 struct GroupMember {
   PeerId peer = 0;
   bool client_mode = false;            // sends but cannot be reached: reduces nothing
-  std::vector<std::uint8_t> gathered;  // what the member attached to its join (e.g. its capacity)
+  Attachment gathered;  // what the member attached to its join (e.g. its capacity)
   friend bool operator==(const GroupMember&, const GroupMember&) = default;
 };
 

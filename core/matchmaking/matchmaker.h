@@ -91,7 +91,7 @@ class Matchmaker final : public Service {
 
   // Attached to our join requests (and our entry in Begin as a leader): what the other members
   // need to plan the round, e.g. encode_capacity() (capacity_codec.h).
-  void set_gathered(std::vector<std::uint8_t> data) { gathered_ = std::move(data); }
+  void set_gathered(Attachment data) { gathered_ = std::move(data); }
   // How many peers (this one included) the caller expects to average this time, from what it knows
   // of the collaboration (its live progress records). A leader with fewer holds its group open past
   // its expiration for a while (max_extension). 0: unknown.
@@ -122,7 +122,7 @@ class Matchmaker final : public Service {
     PeerId peer = 0;
     std::uint64_t request_id = 0;
     bool client_mode = false;
-    std::vector<std::uint8_t> gathered;
+    Attachment gathered;
   };
   struct Candidate {
     Seconds expiration = 0;
@@ -169,7 +169,7 @@ class Matchmaker final : public Service {
   dht::DhtNode& dht_;
   MatchmakingConfig config_;
   std::string bits_;
-  std::vector<std::uint8_t> gathered_;
+  Attachment gathered_;
   MatchmakingStats stats_;
 
   bool looking_ = false;

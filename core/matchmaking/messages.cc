@@ -107,7 +107,7 @@ MatchmakingMessage decode(std::span<const std::uint8_t> bytes) {
       m.expiration = read_time(r);
       m.client_mode = read_bool(r);
       const auto g = r.bytes(kMaxGatheredBytes);
-      m.gathered.assign(g.begin(), g.end());
+      m.gathered = Attachment(g);
       break;
     }
     case MessageKind::JoinReply: {
@@ -128,7 +128,7 @@ MatchmakingMessage decode(std::span<const std::uint8_t> bytes) {
         g.peer = read_peer(r);
         g.client_mode = read_bool(r);
         const auto b = r.bytes(kMaxGatheredBytes);
-        g.gathered.assign(b.begin(), b.end());
+        g.gathered = Attachment(b);
       }
       break;
     }

@@ -57,7 +57,7 @@ struct MatchmakingMessage {
   std::string group_key;
   Seconds expiration = 0;  // the follower's declared expiration (0 for a client, which declares none)
   bool client_mode = false;
-  std::vector<std::uint8_t> gathered;
+  Attachment gathered;
   // JoinReply
   JoinStatus status = JoinStatus::Accepted;
   Seconds leader_expiration = 0;           // Accepted: the leader begins by then

@@ -57,7 +57,7 @@ class Oracle {
     bool reported = false;
     bool client_mode = false;
     bool computes = false;  // from its announcement
-    std::vector<std::uint8_t> announcement;
+    core::matchmaking::Attachment announcement;
   };
 
   void enroll(core::PeerId peer, PeerCoordinator* c, bool client_mode);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 #include "core/codec/codec.h"
 #include "core/input_error.h"
@@ -99,6 +100,32 @@ RunCost training_cost(const scenarios::Scenario& sc, double duration_s) {
            " samples, " + num(round_messages) + " messages per averaging round, " + num(buckets) + " metrics buckets of " +
            num(interval) + " s";
   return c;
+}
+
+double expected_training_events(const scenarios::Scenario& sc, double duration_s, bool dpu,
+                                const TransportAssumptions& transport) {
+  const double bound = training_cost(sc, duration_s).events;
+  const double n = static_cast<double>(sc.peers.size());
+  double sps = 0;
+  for (const auto& p : sc.peers) sps += p.compute_sps;
+  if (sc.training.mode != core::training::Mode::Dedloc || !(sps > 0) || n < 2 ||
+      n > static_cast<double>(core::limits::kMaxPlannerPeers))
+    return bound;
+  double round_s = 0;
+  try {
+    const core::planner::PlannerInput input = planner_input(sc, transport);
+    const auto roles = core::averaging::assign_roles(sc.averaging.strategy, input, sc.averaging.ps_peer);
+    round_s = core::averaging::predicted_round_seconds(roles, input, sc.workload.parameters, sc.workload.wire_precision);
+  } catch (const std::exception&) {
+    return bound;
+  }
+  if (!std::isfinite(round_s)) return bound;
+  const double batch = static_cast<double>(sc.workload.target_batch);
+  const double compute_s = batch / sps;
+  const double steps = duration_s / (dpu ? std::max(compute_s, round_s) : compute_s + round_s);
+  // Per step: one event per micro-batch, and the members' round (replayed: a few events each).
+  const double micro = static_cast<double>(std::max<std::uint64_t>(sc.training.micro_batch, 1));
+  return std::min(bound, steps * (batch / micro + n * kEventsPerReplayedPeerRound));
 }
 
 RunCost dht_cost(const DhtExperimentConfig& cfg) {

@@ -14,6 +14,7 @@
 #include "core/averaging/role_assignment.h"
 #include "scenarios/scenario.h"
 #include "sim/experiments/dht_experiment.h"
+#include "sim/scenario/scenario_network.h"
 
 namespace swarmlab::sim {
 
@@ -34,6 +35,12 @@ RunCost averaging_cost(const scenarios::Scenario& sc, core::averaging::Strategy 
                        bool replay, bool carry_values, bool traced);
 // Collaborative training over `duration_s` (swarmlab train, albert).
 RunCost training_cost(const scenarios::Scenario& sc, double duration_s);
+// The events such a run is expected to take, to run the costliest first (swarmlab albert), where
+// training_cost bounds them: a DeDLOC step takes its compute plus, without delayed updates, the
+// round time the core predicts for the scenario's strategy at the starting capacities, so averaging-bound setups take fewer steps and
+// fewer events. Falls back on training_cost's count where the planner does not apply.
+double expected_training_events(const scenarios::Scenario& sc, double duration_s, bool dpu,
+                                const TransportAssumptions& transport);
 // The DHT scale experiment (swarmlab dht, sim on a DHT-only scenario).
 RunCost dht_cost(const DhtExperimentConfig& config);
 
