@@ -265,6 +265,49 @@ TEST(CollaborativePeer, APeerLeftOutOfARoundLoadsTheStepItMissed) {
   EXPECT_TRUE(run.one_state);
 }
 
+// Peer 2, left out of a round, asks a provider for the step it missed; that provider never answers
+// (peer 2's link to it is cut as the download starts). Another provider keeps the same update, so
+// peer 2 asks it for the update next instead of loading the whole state (docs/interpretations.md
+// §26); before, one failed updates download sent it straight to the whole state.
+TEST(CollaborativePeer, APeerWhoseUpdatesDownloadFailsAsksAnotherProviderBeforeTheWholeState) {
+  constexpr std::size_t kPeers = 4;
+  core::testing::MemoryWorld world(kPeers, core::testing::PeerSpec{0.01, 1e8, /*compute_sps=*/100});
+  struct Sync {
+    PeerId provider = 0;
+    bool finished = false, ok = false, updates = false;
+  };
+  std::vector<Sync> syncs;  // peer 2's, in order
+  CollaborativePeerConfig c;
+  c.quota = 1;
+  c.sync_state = true;
+  c.state.idle_timeout = 0.5;  // the silent provider fails the download before the collaboration moves far on
+  const auto peers = swarm_with_a_late_peer(
+      world, "refused-updates", c,
+      [&](PeerId i) { return std::make_unique<core::testing::TimedLearner>(world.env(i), 1000); },
+      [&](PeerId i) {
+        CollaborativePeerEvents events;
+        if (i != 2) return events;
+        events.sync_started = [&](PeerId provider) {
+          syncs.push_back({provider});
+          if (syncs.size() == 1) world.set_blocked(2, provider, true);  // the first provider is silent
+        };
+        events.sync_finished = [&](bool ok, std::uint64_t, bool updates) {
+          ASSERT_FALSE(syncs.empty());
+          syncs.back().finished = true, syncs.back().ok = ok, syncs.back().updates = updates;
+          if (syncs.size() == 1) world.set_blocked(2, syncs.front().provider, false);
+        };
+        return events;
+      });
+  world.run_until(120);
+  ASSERT_GE(syncs.size(), 2u) << "peer 2 did not try again after its first download failed";
+  EXPECT_TRUE(syncs[0].finished && !syncs[0].ok && syncs[0].updates) << "the first download was not a failed updates download";
+  EXPECT_NE(syncs[1].provider, syncs[0].provider);
+  EXPECT_TRUE(syncs[1].finished && syncs[1].ok && syncs[1].updates) << "the second was not the update from another provider";
+  for (const Sync& s : syncs) EXPECT_FALSE(s.ok && !s.updates) << "peer 2 loaded a whole state";
+  EXPECT_EQ(peers[2]->lineage(), peers[0]->lineage());
+  for (PeerId i = 0; i < kPeers; ++i) world.env(i).set_sink(nullptr);
+}
+
 // A learner that counts the samples it holds, as a real one holds their gradients: what a round
 // hands over must be what the trainer says it contributes.
 class CountingLearner final : public Learner {
