@@ -217,7 +217,10 @@ bool CollaborativePeer::diverged() const {
   // Only a peer that trains needs the collaboration's parameters; a pure reducer has none.
   if (!config_.sync_state || !trainer_) return false;
   std::vector<StateHolder> holders = with_state(coordinator_->peers_at(step_));
-  if (holders.empty()) return false;
+  // Usually every holder holds this peer's state (read after every progress read, so decided
+  // without growing the vector).
+  if (std::all_of(holders.begin(), holders.end(), [&](const StateHolder& h) { return h.lineage == lineage_; }))
+    return false;
   holders.push_back({env_.self(), lineage_});
   return consensus_lineage(holders) != lineage_;
 }

@@ -71,7 +71,9 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
     const std::vector<core::training::StateHolder>& all = oracle_.holders_at(step);
     const PeerId self = env_.self();
     const auto mine = std::lower_bound(all.begin(), all.end(), self, [](const auto& h, PeerId p) { return h.peer < p; });
-    std::vector<core::training::StateHolder> out(all.begin(), mine);
+    std::vector<core::training::StateHolder> out;
+    out.reserve(all.size());
+    out.insert(out.end(), all.begin(), mine);
     out.insert(out.end(), mine != all.end() && mine->peer == self ? mine + 1 : mine, all.end());
     return out;
   }

@@ -103,8 +103,12 @@ class SimWorld::PeerEnvironment final : public core::Environment {
       throw std::logic_error("compute: peer " + spec_.name + " has no compute (compute_sps = 0)");
     const core::TimerHandle handle = kComputeBit | next_job_++;
     if (!up_) return handle;  // a down peer runs nothing
-    jobs_.push_back({handle, samples, std::move(done)});
-    if (running_job_ == 0) start_next_job();
+    if (running_job_ == 0 && jobs_.empty()) {
+      run_job(handle, samples, std::move(done));  // the usual case: one job at a time
+    } else {
+      jobs_.push_back({handle, samples, std::move(done)});
+      if (running_job_ == 0) start_next_job();
+    }
     return handle;
   }
 
@@ -123,12 +127,15 @@ class SimWorld::PeerEnvironment final : public core::Environment {
     if (jobs_.empty()) return;
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
-    running_job_ = job.handle;
-    running_done_ = std::move(job.done);
+    run_job(job.handle, job.samples, std::move(job.done));
+  }
+  void run_job(core::TimerHandle handle, std::uint64_t samples, std::function<void()> done) {
+    running_job_ = handle;
+    running_done_ = std::move(done);
     const core::Seconds start = now();
-    const core::Seconds duration = static_cast<double>(job.samples) / spec_.compute_sps;
+    const core::Seconds duration = static_cast<double>(samples) / spec_.compute_sps;
     // The callback stays with the peer, so the event's closure fits the engine's inline buffer.
-    running_event_ = world_.engine_.after(duration, [this, start, samples = job.samples] {
+    running_event_ = world_.engine_.after(duration, [this, start, samples] {
       running_job_ = 0;
       running_event_ = 0;
       std::function<void()> done = std::move(running_done_);
