@@ -8,7 +8,6 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <numeric>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -26,6 +25,7 @@
 #include "scenarios/scenario_loader.h"
 #include "sim/network/backend.h"
 #include "sim/experiments/training_experiment.h"
+#include "sweep/dispatch_order.h"
 #include "sweep/local_pool.h"
 
 namespace swarmlab::cli {
@@ -96,7 +96,8 @@ nlohmann::ordered_json setup_summary(const char* name, const scenarios::Scenario
 }
 
 // Runs the setups in up to `jobs` processes at once (each run is single-threaded and shares
-// nothing with the others), the costliest first, and returns their summaries in setup order. A
+// nothing with the others), in the order that ends soonest by their expected events
+// (sweep/dispatch_order.h), and returns their summaries in setup order. A
 // child hands its summary back as a file: the results are the same whatever runs where.
 std::vector<nlohmann::ordered_json> run_setups(const std::vector<scenarios::Scenario>& setups,
                                                const sim::TrainingRunConfig& cfg, const std::string& out,
@@ -112,12 +113,10 @@ std::vector<nlohmann::ordered_json> run_setups(const std::vector<scenarios::Scen
     }
   } remove_tmp{tmp};
   const auto summary_path = [&](std::size_t i) { return tmp / (std::to_string(i) + ".json"); };
-  std::vector<std::size_t> order(setups.size());
-  std::iota(order.begin(), order.end(), 0);
   std::vector<double> cost(setups.size());
   for (std::size_t i = 0; i < setups.size(); ++i)
     cost[i] = sim::expected_training_events(setups[i], *cfg.duration_s, cfg.dpu.value_or(setups[i].training.dpu), cfg.transport);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  const std::vector<std::size_t> order = sweep::dispatch_order(cost, jobs);
   std::vector<nlohmann::ordered_json> summaries(setups.size());
   std::vector<std::string> errors;
   std::size_t done = 0;
