@@ -35,10 +35,11 @@ RunCost averaging_cost(const scenarios::Scenario& sc, core::averaging::Strategy 
                        bool replay, bool carry_values, bool traced);
 // Collaborative training over `duration_s` (swarmlab train, albert).
 RunCost training_cost(const scenarios::Scenario& sc, double duration_s);
-// The events such a run is expected to take, to run the costliest first (swarmlab albert), where
+// The events such a run is expected to take, for ordering runs (swarmlab albert), where
 // training_cost bounds them: a DeDLOC step takes its compute plus, without delayed updates, the
-// round time the core predicts for the scenario's strategy at the starting capacities, so averaging-bound setups take fewer steps and
-// fewer events. Falls back on training_cost's count where the planner does not apply.
+// round time the core predicts for the scenario's strategy at the starting capacities, so
+// averaging-bound setups take fewer steps and fewer events. training_cost's count where that
+// prediction does not apply (DiLoCo, no compute, a strategy that cannot run).
 double expected_training_events(const scenarios::Scenario& sc, double duration_s, bool dpu,
                                 const TransportAssumptions& transport);
 // The DHT scale experiment (swarmlab dht, sim on a DHT-only scenario).
