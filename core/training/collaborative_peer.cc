@@ -432,8 +432,12 @@ void CollaborativePeer::wait_for_step() {
   });
 }
 
-planner::PlannerInput CollaborativePeer::round_input(const matchmaking::Group& group) const {
-  planner::PlannerInput input = matchmaking::group_capacities(group);
+planner::PlannerInput CollaborativePeer::round_input(const matchmaking::Group& group) {
+  if (group.members != decoded_members_) {
+    decoded_capacities_ = matchmaking::group_capacities(group);
+    decoded_members_ = group.members;
+  }
+  planner::PlannerInput input = decoded_capacities_;
   if (config_.reachability) config_.reachability->add_routes(input, group.peers());
   input.target_batch = static_cast<double>(config_.quota > 0 ? config_.quota : config_.target_batch);
   input.gradient_bits = 8.0 * static_cast<double>(codec::encoded_size(config_.codec, learner_->parameter_count()));

@@ -162,7 +162,7 @@ class CollaborativePeer {
   // cannot average (nobody computes, or the strategy cannot run with these members).
   // The planner's input for a round with this group: its capacities, and with a reachability
   // table its routes.
-  planner::PlannerInput round_input(const matchmaking::Group& group) const;
+  planner::PlannerInput round_input(const matchmaking::Group& group);
   const averaging::RoleAssignment* roles_for(const matchmaking::Group& group, const planner::PlannerInput& input);
 
  private:
@@ -229,6 +229,10 @@ class CollaborativePeer {
     planner::PlannerInput input;
   };
   std::optional<WaitingRound> waiting_;
+  // The members of the last group and their decoded capacities: consecutive groups usually have the
+  // same members with the same attachments, which compare by pointer (matchmaking::Attachment).
+  std::vector<matchmaking::GroupMember> decoded_members_;
+  planner::PlannerInput decoded_capacities_;
   Seconds waiting_deadline_ = 0;                     // it begins then, due or not
   std::vector<float> reducer_scratch_;  // the vector of a round this peer only reduces (real values)
   std::span<float> round_values_;       // the learner's vector in the round in flight (when it sends values)
