@@ -24,8 +24,6 @@ class Attachment {
     return bytes_ ? std::span<const std::uint8_t>(*bytes_) : std::span<const std::uint8_t>();
   }
   operator std::span<const std::uint8_t>() const { return bytes(); }  // NOLINT: read where bytes are read
-  std::size_t size() const { return bytes().size(); }
-  bool empty() const { return size() == 0; }
 
   friend bool operator==(const Attachment& a, const Attachment& b) {
     return a.bytes_ == b.bytes_ || std::ranges::equal(a.bytes(), b.bytes());

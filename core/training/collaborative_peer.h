@@ -158,11 +158,11 @@ class CollaborativePeer {
   std::uint64_t repeated_groups() const { return repeated_groups_; }
   // What each remote peer may cost this one (core/peer_limits.h): bans, budgets.
   const PeerLimits& limits() const { return *limits_; }
-  // The roles this peer computes for a group (indexed like its members); nullptr when the group
-  // cannot average (nobody computes, or the strategy cannot run with these members).
   // The planner's input for a round with this group: its capacities, and with a reachability
   // table its routes.
   planner::PlannerInput round_input(const matchmaking::Group& group);
+  // The roles this peer computes for a group (indexed like its members); nullptr when the group
+  // cannot average (nobody computes, or the strategy cannot run with these members).
   const averaging::RoleAssignment* roles_for(const matchmaking::Group& group, const planner::PlannerInput& input);
 
  private:

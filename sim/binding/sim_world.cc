@@ -103,12 +103,9 @@ class SimWorld::PeerEnvironment final : public core::Environment {
       throw std::logic_error("compute: peer " + spec_.name + " has no compute (compute_sps = 0)");
     const core::TimerHandle handle = kComputeBit | next_job_++;
     if (!up_) return handle;  // a down peer runs nothing
-    if (running_job_ == 0 && jobs_.empty()) {
-      run_job(handle, samples, std::move(done));  // the usual case: one job at a time
-    } else {
-      jobs_.push_back({handle, samples, std::move(done)});
-      if (running_job_ == 0) start_next_job();
-    }
+    // The queue only holds jobs behind a running one (start_next_job runs the next as one ends).
+    if (running_job_ == 0) run_job(handle, samples, std::move(done));
+    else jobs_.push_back({handle, samples, std::move(done)});
     return handle;
   }
 
