@@ -362,12 +362,29 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   // σ_ji <= min(z_j, t_ji − [j computes]·z_i): what capped pair j → i can return, created the
   // first time an exact cut needs it.
   std::vector<std::vector<int>> sigma(n);
+  // A new σ or H column starts basic at the value its tightest bound gives at the current point,
+  // with that bound's row nonbasic. The basis stays dual feasible (these columns cost nothing),
+  // so the dual simplex only repairs the rows they enter, instead of raising each from zero.
+  auto basic_on = [&](int col, int row) {
+    glp_set_col_stat(lp, col, GLP_BS);
+    glp_set_row_stat(lp, row, GLP_NU);
+  };
+  auto sigma_value = [&](int j, int i) {
+    return std::min(zv[j], cap(j, i) - (computes[j] && z[i] ? zv[i] : 0.0));
+  };
   auto sigma_col = [&](int j, int i) {
     if (sigma[j].empty()) sigma[j].assign(n, 0);
     if (sigma[j][i]) return sigma[j][i];
     const int col = live.col(cap(j, i));
-    live.row_le({{col, 1.0}, {z[j], -1.0}}, 0);
-    if (computes[j] && z[i]) live.row_le({{col, 1.0}, {z[i], 1.0}}, cap(j, i));
+    const int by_span = live.row_le({{col, 1.0}, {z[j], -1.0}}, 0);
+    if (computes[j] && z[i]) {
+      const int by_cap = live.row_le({{col, 1.0}, {z[i], 1.0}}, cap(j, i));
+      basic_on(col, zv[j] <= cap(j, i) - zv[i] ? by_span : by_cap);
+    } else if (zv[j] <= cap(j, i)) {
+      basic_on(col, by_span);
+    } else {
+      glp_set_col_stat(lp, col, GLP_NU);
+    }
     sigma[j][i] = col;
     return col;
   };
@@ -379,21 +396,25 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       if (!z[j]) continue;
       std::vector<std::pair<int, double>> terms;
       int spans = 0;
+      double through = 0;
       for (int i : T) {
         if (i == j) continue;
         if (!binds(j, i)) {
           ++spans;
+          through += zv[j];
         } else {
           terms.emplace_back(sigma_col(j, i), -1.0);
+          through += std::max(0.0, sigma_value(j, i));
         }
       }
       if (spans == 0 && terms.empty()) continue;
       if (spans) terms.emplace_back(z[j], -spans);
       const int H = live.col(hv_ub[j]);
       main.emplace_back(H, -1.0);
-      live.row_le({{H, 1.0}, {h[j], -1.0}}, 0);
+      const int by_returns = live.row_le({{H, 1.0}, {h[j], -1.0}}, 0);
       terms.emplace_back(H, 1.0);
-      live.row_le(terms, 0);
+      const int by_pairs = live.row_le(terms, 0);
+      basic_on(H, hv[j] <= through ? by_returns : by_pairs);
     }
     exportable.push_back({live.row_le(main, 0), {T, -1, {}}});
   };
@@ -404,6 +425,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   // group of receivers reached through the same capped pairs (a region's receivers) — the cuts
   // the loop would otherwise find one at a time.
   if (!p.cap.empty() && !met()) {
+    read();
     std::map<std::vector<int>, std::vector<int>> groups;
     for (int i = 0; i < n; ++i) {
       if (!G[i]) continue;

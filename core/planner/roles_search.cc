@@ -71,10 +71,35 @@ class Evaluator {
   double value(const std::vector<bool>& computes) {
     return std::min(compute(computes), rate(computes));
   }
+  // An upper bound on the averaging LP's rate without solving anything: ρ <= 1 in units of the
+  // slowest computing peer's min(d, u), and for m >= 3 the compact model's download bound
+  // (m − 2 + q)·ρ <= Σ_{computing reducers} d_i + (m−2)/m · Σ_{other reducers} d_i (README.md,
+  // "The compact model"). Most role sets of the incumbent search that cannot keep up fail here.
+  double upper_without_lp(const std::vector<bool>& computes) const {
+    int m = 0, q = 0;
+    double slowest = kInf, computing_d = 0, other_d = 0;
+    for (int i = 0; i < p_.n; ++i) {
+      if (computes[i]) {
+        ++m;
+        slowest = std::min(slowest, p_.both(i));
+      }
+      if (!p_.can_reduce[i]) continue;
+      if (computes[i]) {
+        ++q;
+        computing_d += p_.down[i];
+      } else {
+        other_d += p_.down[i];
+      }
+    }
+    if (m < 3) return slowest;
+    const double md = m;
+    return std::min(slowest, (computing_d + (md - 2) / md * other_d) / (md - 2 + q));
+  }
+
   // Whether the value is at least `v`, deciding on the bounds where they suffice.
   bool at_least(const std::vector<bool>& computes, double v) {
     const double kappa = compute(computes);
-    if (kappa < v) return false;
+    if (kappa < v || upper_without_lp(computes) < v) return false;
     const Range r = bounds(computes);
     if (r.lower >= v) return true;
     if (r.upper < v) return false;
@@ -541,22 +566,23 @@ class CaseMip {
       row[h_[tc.returner]] += 1;
       returns_bound(tc.returner, everyone_, &row);
     } else {
-      // Σ_T G_i <= Σ_{j in uploaders} h_j + Σ_{other j} Σ_{i∈T} (σ_ji or z_j)
-      bool any = false;
+      // Σ_T G_i <= Σ_{j in uploaders} h_j + Σ_{other j} Σ_{i∈T} (σ_ji or z_j), over the reducers
+      // with a receiver in T other than themselves
       for (int i : tc.receivers) {
-        if (!G_[i]) continue;
-        row[G_[i]] += 1;
-        any = true;
+        if (G_[i]) row[G_[i]] += 1;
       }
-      if (!any) return;
+      if (row.empty()) return;
       std::vector<bool> uploader(n_, false);
       for (int j : tc.uploaders) uploader[j] = true;
       for (int j = 0; j < n_; ++j) {
         if (!z_[j]) continue;
+        std::map<int, double> pairs;
+        returns_bound(j, tc.receivers, &pairs);
+        if (pairs.empty()) continue;
         if (uploader[j]) {
           row[h_[j]] -= 1;
         } else {
-          returns_bound(j, tc.receivers, &row);
+          for (const auto& [col, v] : pairs) row[col] += v;
         }
       }
     }
@@ -664,6 +690,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   }
   auto keeps_up = [&](const std::vector<bool>& roles) {
     const double kappa = ev.compute(roles);
+    if (kappa > ev.upper_without_lp(roles)) return false;
     const Evaluator::Range r = ev.bounds(roles);
     return kappa <= r.lower || (kappa <= r.upper && kappa <= ev.rate(roles));
   };
@@ -868,12 +895,13 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       st.closed = true;  // no solution within its node budget: keep the bound
       continue;
     }
-    if (ev.at_least(got.computes, cut)) {
+    const bool improves = ev.at_least(got.computes, cut);
+    if (improves) {
       res.value = ev.value(got.computes);
       res.computes = got.computes;
-      continue;
     }
-    // The program overrated these roles (its transport cuts are not all of the LP's): exclude
+    // Either the program overrated these roles (its transport cuts are not all of the LP's), or
+    // they are the new incumbent, which it may still rate above the new cut. Either way: exclude
     // them, add the cuts their LP needed (which may rule out their like too), and look again.
     excluded.push_back(got.computes);
     for (const TransportCut& tc : ev.cuts(got.computes)) {
@@ -883,7 +911,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       }
       if (!dup) st.cuts.push_back(tc);
     }
-    if (!got.outcome.optimal) st.closed = true;  // node budget spent: keep its bound
+    if (!improves && !got.outcome.optimal) st.closed = true;  // node budget spent: keep its bound
   }
   // A case proven against the cut is bounded by it; one left open by its last bound.
   res.bound = res.value;

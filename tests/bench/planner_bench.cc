@@ -107,6 +107,41 @@ void BM_PlannerFixedRoles(benchmark::State& state) {
   run_compositions(state, planner::PlannerOptions{planner::Roles::AllComputeCapable});
 }
 
+// The averaging LP (and the split) alone at the roles a full solve picks, on the held-out
+// compositions with pair caps: with caps its exact form needs σ per capped pair and transport
+// cuts, and it is what most of the 24-peer misses spend their time on (README.md,
+// "Performance"). The roles are fixed by giving the other peers no compute: they still reduce.
+void BM_PlannerCappedLpAtChosenRoles(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  std::vector<planner::PlannerInput> inputs;
+  for (int s = 0; s < 60; ++s) {
+    planner::PlannerInput in = planner::testing::random_composition(n, 1000 * n + 300 + s);
+    if (in.pair_caps.empty()) continue;
+    const planner::Plan plan = planner::solve(in);
+    int computing = 0;
+    for (int i = 0; i < n; ++i) {
+      if (!plan.peers[i].computes) in.peers[i].compute_sps = 0;
+      computing += plan.peers[i].computes ? 1 : 0;
+    }
+    if (computing >= 2) inputs.push_back(std::move(in));
+  }
+  std::vector<double> ms;
+  for (auto _ : state) {
+    ms.clear();
+    for (const auto& in : inputs) {
+      const double t0 = cpu_ms();
+      benchmark::DoNotOptimize(planner::solve(in, {planner::Roles::AllComputeCapable}));
+      ms.push_back(cpu_ms() - t0);
+    }
+  }
+  double total = 0;
+  for (double t : ms) total += t;
+  state.counters["median_ms"] = median(ms);
+  state.counters["max_ms"] = *std::max_element(ms.begin(), ms.end());
+  state.counters["total_ms"] = total;
+  state.counters["count"] = static_cast<double>(ms.size());
+}
+
 // n identical peers, every compute-capable one computing (the plain-LP path; degenerate for
 // simplex codes).
 void BM_PlannerHomogeneous(benchmark::State& state) {
@@ -210,6 +245,12 @@ BENCHMARK(BM_PlannerCompositionsNoCaps)
     ->Arg(128)
     ->Arg(256)
     ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlannerCappedLpAtChosenRoles)
+    ->Arg(24)
+    ->Arg(48)
+    ->Arg(128)
+    ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlannerFixedRoles)
     ->Arg(24)
