@@ -77,9 +77,12 @@ struct RateResult {
 // found by max-flow until the totals can be split into pairs (README.md, "The averaging LP").
 // With bounds_only, stops after the first solve of the aggregated form: rho is then an upper
 // bound and lower a lower bound (cheap; exact when they meet).
-// Transport cuts binding at the optimum are appended to `cuts` when given.
+// Transport cuts binding at the optimum are appended to `cuts` when given. `split`: these roles'
+// best_split, when the caller has it already.
+struct SplitResult;
 RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
-                        bool bounds_only = false, std::vector<TransportCut>* cuts = nullptr);
+                        bool bounds_only = false, std::vector<TransportCut>* cuts = nullptr,
+                        const SplitResult* split = nullptr);
 
 // --- The achievable split (split_model.cc) --------------------------------------------------
 

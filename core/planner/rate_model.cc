@@ -47,7 +47,8 @@ constexpr int kMaxRounds = 60;
 }  // namespace
 
 RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
-                        bool bounds_only, std::vector<TransportCut>* cuts) {
+                        bool bounds_only, std::vector<TransportCut>* cuts,
+                        const SplitResult* known_split) {
   TermOff quiet;
   const int n = p.n;
   RateResult res;
@@ -230,7 +231,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   res.rounds = 1;
   // The best consistent split is a feasible point of the LP: when the aggregated form's bound
   // meets it, that is the optimum, however the totals would split.
-  const SplitResult split = best_split(p, computes);
+  const SplitResult split = known_split ? *known_split : best_split(p, computes);
   const double floor = split.ok ? split.total / beta : 0;
   auto met = [&] { return glp_get_col_prim(lp, rho) <= floor * (1 + 1e-9); };
   auto export_cuts = [&] {  // the cuts that bind at the optimum, for the roles program

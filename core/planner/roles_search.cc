@@ -33,7 +33,8 @@ class Evaluator {
     if (auto it = bounds_.find(computes); it != bounds_.end()) return it->second;
     ++evaluations_;
     std::vector<TransportCut> cuts;
-    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/true, &cuts);
+    const RateResult r =
+        averaging_lp(p_, computes, /*bounds_only=*/true, &cuts, &split(computes));
     Range range{r.ok ? r.lower : 0, r.ok ? r.rho : kInf};
     cuts_[computes] = std::move(cuts);
     if (r.ok && r.certified) {
@@ -43,12 +44,21 @@ class Evaluator {
     bounds_.emplace(computes, range);
     return range;
   }
+  // A feasible averaging rate without the LP: the best consistent split's (the LP's optimum when
+  // known). Much cheaper than bounds(), and usually enough to show that averaging keeps up.
+  double lower(const std::vector<bool>& computes) {
+    if (auto it = exact_.find(computes); it != exact_.end()) return it->second;
+    if (auto it = bounds_.find(computes); it != bounds_.end()) return it->second.lower;
+    const SplitResult& s = split(computes);
+    return s.ok ? s.total : 0;
+  }
 
   double rate(const std::vector<bool>& computes) {
     if (auto it = exact_.find(computes); it != exact_.end()) return it->second;
     ++evaluations_;
     std::vector<TransportCut> cuts;
-    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/false, &cuts);
+    const RateResult r =
+        averaging_lp(p_, computes, /*bounds_only=*/false, &cuts, &split(computes));
     double rho = r.ok ? r.rho : 0;
     if (!r.ok || !r.certified) rho = reference_averaging_lp(p_, computes).rho;
     exact_.emplace(computes, rho);
@@ -67,9 +77,12 @@ class Evaluator {
     for (int i = 0; i < p_.n; ++i) sum += computes[i] ? p_.kappa[i] : 0;
     return sum;
   }
-  // min(Σ κ c, ρ): ξ·P in scaled units (two or more computing peers).
+  // min(Σ κ c, ρ): ξ·P in scaled units (two or more computing peers). The LP only when averaging
+  // might bind.
   double value(const std::vector<bool>& computes) {
-    return std::min(compute(computes), rate(computes));
+    const double kappa = compute(computes);
+    if (kappa <= lower(computes)) return kappa;
+    return std::min(kappa, rate(computes));
   }
   // An upper bound on the averaging LP's rate without solving anything: ρ <= 1 in units of the
   // slowest computing peer's min(d, u), and for m >= 3 the compact model's download bound
@@ -100,6 +113,7 @@ class Evaluator {
   bool at_least(const std::vector<bool>& computes, double v) {
     const double kappa = compute(computes);
     if (kappa < v || upper_without_lp(computes) < v) return false;
+    if (lower(computes) >= v) return true;
     const Range r = bounds(computes);
     if (r.lower >= v) return true;
     if (r.upper < v) return false;
@@ -109,7 +123,14 @@ class Evaluator {
   int evaluations() const { return evaluations_; }
 
  private:
+  const SplitResult& split(const std::vector<bool>& computes) {
+    auto it = splits_.find(computes);
+    if (it == splits_.end()) it = splits_.emplace(computes, best_split(p_, computes)).first;
+    return it->second;
+  }
+
   const ScaledProblem& p_;
+  std::map<std::vector<bool>, SplitResult> splits_;
   std::map<std::vector<bool>, double> exact_;
   std::map<std::vector<bool>, Range> bounds_;
   std::map<std::vector<bool>, std::vector<TransportCut>> cuts_;
@@ -691,6 +712,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   auto keeps_up = [&](const std::vector<bool>& roles) {
     const double kappa = ev.compute(roles);
     if (kappa > ev.upper_without_lp(roles)) return false;
+    if (kappa <= ev.lower(roles)) return true;
     const Evaluator::Range r = ev.bounds(roles);
     return kappa <= r.lower || (kappa <= r.upper && kappa <= ev.rate(roles));
   };
