@@ -102,6 +102,9 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
 //            (Σ_{computing reducers} b_i + (m−2)/m · Σ_{other reducers} b_i) / (m − 2 + q) ).
 // +inf when fewer than two peers compute.
 double consistent_rate(const ScaledProblem& p, const std::vector<bool>& computes);
+// The same formula with each reducer's download d_i in place of b_i: an upper bound on the
+// averaging LP's rate for any input, pair caps or not (README.md, "The compact model").
+double compact_download_bound(const ScaledProblem& p, const std::vector<bool>& computes);
 
 // --- Roles (roles_search.cc) -----------------------------------------------------------------
 

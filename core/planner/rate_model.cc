@@ -370,21 +370,20 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     glp_set_col_stat(lp, col, GLP_BS);
     glp_set_row_stat(lp, row, GLP_NU);
   };
-  auto sigma_value = [&](int j, int i) {
-    return std::min(zv[j], cap(j, i) - (computes[j] && z[i] ? zv[i] : 0.0));
-  };
   auto sigma_col = [&](int j, int i) {
     if (sigma[j].empty()) sigma[j].assign(n, 0);
     if (sigma[j][i]) return sigma[j][i];
     const int col = live.col(cap(j, i));
     const int by_span = live.row_le({{col, 1.0}, {z[j], -1.0}}, 0);
+    Piece piece;
+    pair_limit(j, i, &piece);
     if (computes[j] && z[i]) {
       const int by_cap = live.row_le({{col, 1.0}, {z[i], 1.0}}, cap(j, i));
-      basic_on(col, zv[j] <= cap(j, i) - zv[i] ? by_span : by_cap);
-    } else if (zv[j] <= cap(j, i)) {
+      basic_on(col, piece == Piece::Span ? by_span : by_cap);
+    } else if (piece == Piece::Span) {
       basic_on(col, by_span);
     } else {
-      glp_set_col_stat(lp, col, GLP_NU);
+      glp_set_col_stat(lp, col, GLP_NU);  // at its bound t_ji
     }
     sigma[j][i] = col;
     return col;
@@ -400,12 +399,12 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       double through = 0;
       for (int i : T) {
         if (i == j) continue;
+        Piece piece;
+        through += pair_limit(j, i, &piece);
         if (!binds(j, i)) {
           ++spans;
-          through += zv[j];
         } else {
           terms.emplace_back(sigma_col(j, i), -1.0);
-          through += std::max(0.0, sigma_value(j, i));
         }
       }
       if (spans == 0 && terms.empty()) continue;

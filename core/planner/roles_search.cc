@@ -84,35 +84,12 @@ class Evaluator {
     if (kappa <= lower(computes)) return kappa;
     return std::min(kappa, rate(computes));
   }
-  // An upper bound on the averaging LP's rate without solving anything: ρ <= 1 in units of the
-  // slowest computing peer's min(d, u), and for m >= 3 the compact model's download bound
-  // (m − 2 + q)·ρ <= Σ_{computing reducers} d_i + (m−2)/m · Σ_{other reducers} d_i (README.md,
-  // "The compact model"). Most role sets of the incumbent search that cannot keep up fail here.
-  double upper_without_lp(const std::vector<bool>& computes) const {
-    int m = 0, q = 0;
-    double slowest = kInf, computing_d = 0, other_d = 0;
-    for (int i = 0; i < p_.n; ++i) {
-      if (computes[i]) {
-        ++m;
-        slowest = std::min(slowest, p_.both(i));
-      }
-      if (!p_.can_reduce[i]) continue;
-      if (computes[i]) {
-        ++q;
-        computing_d += p_.down[i];
-      } else {
-        other_d += p_.down[i];
-      }
-    }
-    if (m < 3) return slowest;
-    const double md = m;
-    return std::min(slowest, (computing_d + (md - 2) / md * other_d) / (md - 2 + q));
-  }
-
   // Whether the value is at least `v`, deciding on the bounds where they suffice.
   bool at_least(const std::vector<bool>& computes, double v) {
     const double kappa = compute(computes);
-    if (kappa < v || upper_without_lp(computes) < v) return false;
+    // Cheapest first: an upper bound with no LP, the split (a lower bound), the aggregated LP's
+    // first solve, the exact LP.
+    if (kappa < v || compact_download_bound(p_, computes) < v) return false;
     if (lower(computes) >= v) return true;
     const Range r = bounds(computes);
     if (r.lower >= v) return true;
@@ -597,13 +574,11 @@ class CaseMip {
       for (int j : tc.uploaders) uploader[j] = true;
       for (int j = 0; j < n_; ++j) {
         if (!z_[j]) continue;
-        std::map<int, double> pairs;
-        returns_bound(j, tc.receivers, &pairs);
-        if (pairs.empty()) continue;
+        if (std::ranges::none_of(tc.receivers, [&](int i) { return i != j; })) continue;
         if (uploader[j]) {
           row[h_[j]] -= 1;
         } else {
-          for (const auto& [col, v] : pairs) row[col] += v;
+          returns_bound(j, tc.receivers, &row);
         }
       }
     }
@@ -710,11 +685,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     }
   }
   auto keeps_up = [&](const std::vector<bool>& roles) {
-    const double kappa = ev.compute(roles);
-    if (kappa > ev.upper_without_lp(roles)) return false;
-    if (kappa <= ev.lower(roles)) return true;
-    const Evaluator::Range r = ev.bounds(roles);
-    return kappa <= r.lower || (kappa <= r.upper && kappa <= ev.rate(roles));
+    return ev.at_least(roles, ev.compute(roles));  // averaging keeps up with its compute
   };
   if (warm_count < 2 || warm == p.can_compute) {
     // Every compute-capable peer computing is optimal when averaging keeps up with all of them:

@@ -24,14 +24,18 @@ bool ScaledProblem::interchangeable(int i, int k) const {
   return true;
 }
 
-double consistent_rate(const ScaledProblem& p, const std::vector<bool>& computes) {
+namespace {
+
+// The compact model's formula, its sums taken over each reducer's min(d, u) or, with
+// `downloads`, over its download alone.
+double compact_rate(const ScaledProblem& p, const std::vector<bool>& computes, bool downloads) {
   int m = 0, q = 0;
   double beta = kInf, computing_reducers = 0, other_reducers = 0;
   for (int i = 0; i < p.n; ++i) {
-    const double b = p.both(i);
+    const double b = downloads ? p.down[i] : p.both(i);
     if (computes[i]) {
       ++m;
-      beta = std::min(beta, b);
+      beta = std::min(beta, p.both(i));
       if (p.can_reduce[i]) {
         ++q;
         computing_reducers += b;
@@ -44,6 +48,16 @@ double consistent_rate(const ScaledProblem& p, const std::vector<bool>& computes
   if (m == 2) return q >= 1 ? beta : std::min(beta, other_reducers / 2);
   const double md = m;
   return std::min(beta, (computing_reducers + (md - 2) / md * other_reducers) / (md - 2 + q));
+}
+
+}  // namespace
+
+double consistent_rate(const ScaledProblem& p, const std::vector<bool>& computes) {
+  return compact_rate(p, computes, /*downloads=*/false);
+}
+
+double compact_download_bound(const ScaledProblem& p, const std::vector<bool>& computes) {
+  return compact_rate(p, computes, /*downloads=*/true);
 }
 
 SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes) {
