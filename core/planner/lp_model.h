@@ -1,7 +1,11 @@
 #pragma once
 // Internal to the planner: the scaled problem and the models solved on it. planner.cc validates
 // the input and assembles the Plan; everything here works in scaled rate units.
+#include <glpk.h>
+
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "core/planner/planner.h"
@@ -45,6 +49,70 @@ struct ScaledProblem {
 // Validated input → scaled problem (defined in planner.cc).
 ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt);
 
+// --- Warm starts of the planner's LPs (lp_basis.cc) ------------------------------------------
+
+// What one row or column of an LP stands for: its kind and the peers it belongs to (indices into
+// the problem it was built for). The averaging LP's cut loop rounding rows and the split's rows
+// of relays that are not peers have none.
+enum class LpItemKind : std::uint8_t {
+  None,  // stands for nothing that outlives its solve
+  // The averaging LP's columns: ρ, Z, z_j, G_i, h_j, σ_ji (a = j, b = i), and H_j of an exact
+  // cut (a = j, `set` = the cut's receivers).
+  Rate, SpanSum, Span, Received, Returned, PairReturn, CutReturn,
+  // Its rows, one kind per family of constraints (README.md, "The averaging LP").
+  SpanSumDefinition, Download, Upload, ReturnsLimit, Receives, ReceivesSpans, Balance,
+  ReturnsSeed, ReceivesSeed, PairBySpan, PairByCap, ReceivesExact, Cut, CutByReturns, CutByPairs,
+  // The split's columns w_j and W, and its rows (README.md, "The achievable split").
+  Share, ShareSum, ShareSumDefinition, PeerLoad, PairLoad
+};
+struct LpItem {
+  LpItemKind kind = LpItemKind::None;
+  int a = -1, b = -1;
+  std::vector<int> set = {};  // an exact cut's receivers, ascending
+  friend auto operator<=>(const LpItem&, const LpItem&) = default;
+};
+// The items of a loaded LP, by GLPK index (1-based; None where untagged).
+class LpItems {
+ public:
+  void row(int index, LpItem item) { tag(rows_, index, std::move(item)); }
+  void col(int index, LpItem item) { tag(cols_, index, std::move(item)); }
+  const LpItem& row(int index) const { return at(rows_, index); }
+  const LpItem& col(int index) const { return at(cols_, index); }
+
+ private:
+  static void tag(std::vector<LpItem>& v, int index, LpItem item) {
+    if (static_cast<int>(v.size()) <= index) v.resize(index + 1);
+    v[index] = std::move(item);
+  }
+  static const LpItem& at(const std::vector<LpItem>& v, int index) {
+    static const LpItem none;
+    return index < static_cast<int>(v.size()) ? v[index] : none;
+  }
+  std::vector<LpItem> rows_, cols_;
+};
+// An LP's basis at its optimum, by item (GLPK statuses: GLP_BS, GLP_NL, ...), sorted by item. A
+// later LP over a similar peer set starts from it (README.md, "Warm starts").
+struct LpBasis {
+  std::vector<std::pair<LpItem, int>> status;
+  bool exact_phase = false;  // an averaging LP that needed its exact phase (σ and exact cuts)
+  // The status recorded for `item`, or `fresh` when it has none.
+  int status_of(const LpItem& item, int fresh) const;
+};
+// The final bases of a plan's averaging LP and split, for the next solve.
+struct PlanBases {
+  LpBasis averaging, split;
+};
+
+// Sets `lp`'s basis from `start`: shared items keep their status, new rows are basic and new
+// columns at their lower bound, then the count of basic variables is repaired. True when that
+// is a valid, nonsingular basis (factorised); otherwise the caller picks another.
+bool start_from_basis(glp_prob* lp, const LpItems& items, const LpBasis& start);
+// `lp`'s current statuses, by item (replacing what `out` held; exact_phase is left as it was).
+void record_basis(glp_prob* lp, const LpItems& items, LpBasis* out);
+// The same bases for another peer numbering: `to[i]` is old peer i's new index, or -1 when it is
+// gone (its items are dropped, and it leaves the cuts' receiver sets).
+PlanBases reindexed(const PlanBases& bases, const std::vector<int>& to);
+
 // --- The averaging LP with the roles fixed (rate_model.cc) ----------------------------------
 
 // A transport cut found by the averaging LP, valid for any roles (README.md, "The roles
@@ -72,17 +140,22 @@ struct RateResult {
   int rounds = 0;    // LP solves
 };
 
+struct SplitResult;
+// What a caller may hand to the averaging LP or take back from it; all optional.
+struct AveragingLpIo {
+  const SplitResult* split = nullptr;         // these roles' best_split, when already solved
+  const LpBasis* start = nullptr;             // the basis of a similar LP, to start from
+  std::vector<TransportCut>* cuts = nullptr;  // out: transport cuts binding at the optimum
+  LpBasis* finish = nullptr;                  // out: this LP's basis at its optimum
+};
+
 // The literal averaging LP (docs/dedloc.md §2) with the roles fixed, solved exactly on its
 // aggregated form: per-peer totals of returns instead of per-pair ones, plus transport cuts
 // found by max-flow until the totals can be split into pairs (README.md, "The averaging LP").
 // With bounds_only, stops after the first solve of the aggregated form: rho is then an upper
 // bound and lower a lower bound (cheap; exact when they meet).
-// Transport cuts binding at the optimum are appended to `cuts` when given. `split`: these roles'
-// best_split, when the caller has it already.
-struct SplitResult;
 RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
-                        bool bounds_only = false, std::vector<TransportCut>* cuts = nullptr,
-                        const SplitResult* split = nullptr);
+                        bool bounds_only = false, const AveragingLpIo& io = {});
 
 // --- The achievable split (split_model.cc) --------------------------------------------------
 
@@ -94,7 +167,9 @@ struct SplitResult {
   double total = 0;
   std::vector<double> w;
 };
-SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes);
+// Starts from `start` when given; writes its final basis to `finish` when given.
+SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes,
+                       const LpBasis* start = nullptr, LpBasis* finish = nullptr);
 
 // Without pair caps the best split has a closed form (README.md, "The compact model"). With
 // m >= 3 computing peers, q of them reducers, and b_i = min(d_i, u_i):
@@ -112,6 +187,8 @@ struct RolesResult {
   std::vector<bool> computes;  // best roles found with two or more computing peers; may be empty
   double value = 0;            // min(Σκc, averaging rate) of `computes`, scaled
   double rate = 0;             // the averaging LP's rate of `computes`, scaled
+  SplitResult split;           // the best consistent split of `computes`
+  PlanBases bases;             // their LPs' final bases, when asked for
   double bound = 0;            // proven: no roles with two or more computing peers beat this
   bool exact = false;          // bound == value (up to 1e-6 relative)
   // Averaging keeps up with every compute-capable peer computing (then `computes` is all of them
@@ -138,9 +215,11 @@ void add_symmetry_breaking(const ScaledProblem& p, const std::vector<int>& c, Mo
 // peers. The incumbent comes from `hint` (roles of a previous plan) when it has two or more
 // computing peers, else from nested bandwidth thresholds; then one MIP on the aggregated model
 // per case (number of computing peers, and with pair caps which regions compute) that could
-// still beat it (README.md, "The roles search").
+// still beat it (README.md, "The roles search"). The LPs of roles next to the start's start from
+// `start` when given; with `record_bases` the result carries the final roles' LP bases.
 RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits,
-                         const std::vector<bool>& hint);
+                         const std::vector<bool>& hint, const PlanBases* start = nullptr,
+                         bool record_bases = false);
 
 // --- Reference programs (reference_model.cc): the literal O(n²) models ------------------------
 // Slow but independent of the aggregated forms above; tests check the fast path against them,

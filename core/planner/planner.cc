@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -165,9 +167,10 @@ double split_rate(const PlannerInput& in, const std::vector<bool>& computes,
 }
 
 // The plan for given roles. `known_rate` is their averaging LP's ρ (scaled) when already known,
-// negative otherwise.
+// negative otherwise; `known_split` their best split, when already solved.
 Plan assemble(const PlannerInput& in, const PlannerOptions& opt, const detail::ScaledProblem& p,
-              const std::vector<bool>& computes, double known_rate = -1) {
+              const std::vector<bool>& computes, double known_rate = -1,
+              const detail::SplitResult* known_split = nullptr) {
   const int n = p.n;
   Plan plan;
   plan.peers.assign(n, PeerPlan{});
@@ -198,7 +201,7 @@ Plan assemble(const PlannerInput& in, const PlannerOptions& opt, const detail::S
 
     // Fractions: the best split real links carry, with solver dust removed, then checked against
     // every capacity on the input's own numbers.
-    const detail::SplitResult split = detail::best_split(p, computes);
+    const detail::SplitResult split = known_split ? *known_split : detail::best_split(p, computes);
     if (!split.ok) throw std::runtime_error("planner: GLPK failed on the split LP");
     std::vector<double> f(n, 0);
     double kept = 0;
@@ -316,12 +319,14 @@ std::vector<double> relay_loads(const PlannerInput& input, const std::vector<boo
   return load;
 }
 
-Plan solve(const PlannerInput& input, const PlannerOptions& options) {
-  return solve(input, options, {});
-}
+namespace {
 
-Plan solve(const PlannerInput& input, const PlannerOptions& options,
-           const std::vector<bool>& previous_roles) {
+// solve() with a warm start of the LPs from `start` (a previous plan's final bases, re-indexed to
+// this input), and this plan's final bases written to `finish` (empty when no roles search
+// decided it).
+Plan solve_from(const PlannerInput& input, const PlannerOptions& options,
+                const std::vector<bool>& previous_roles, const detail::PlanBases* start,
+                detail::PlanBases* finish) {
   validate(input, options);
   if (!previous_roles.empty() && previous_roles.size() != input.peers.size()) {
     throw std::invalid_argument("planner: previous_roles has " +
@@ -358,7 +363,8 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
   limits.max_mip_nodes = options.max_mip_nodes;
   limits.max_mips = options.max_mips;
   limits.gap = options.max_gap;
-  const detail::RolesResult roles = detail::search_roles(p, limits, previous_roles);
+  detail::RolesResult roles =
+      detail::search_roles(p, limits, previous_roles, start, finish != nullptr);
 
   // One computing peer needs no averaging: worth s_k / B.
   int best = -1;
@@ -369,9 +375,10 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
     }
   }
   const double single = input.peers[best].compute_sps / input.target_batch;
+  if (finish) *finish = std::move(roles.bases);
   if (roles.everyone) {
     // Averaging keeps up with every compute-capable peer: no role choice beats ξ = Σ s_i / B.
-    Plan plan = assemble(input, options, p, roles.computes, roles.rate);
+    Plan plan = assemble(input, options, p, roles.computes, roles.rate, &roles.split);
     plan.solver =
         "averaging LP (aggregated form, glpk simplex): averaging keeps up with every "
         "compute-capable peer, so these roles are optimal without a roles search; fractions "
@@ -380,12 +387,15 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
   }
   std::vector<bool> pick = roles.computes;
   double rate = roles.rate;
+  const detail::SplitResult* split = &roles.split;
   if (pick.empty() || roles.value * to_steps < single) {
     pick.assign(n, false);
     pick[best] = true;
     rate = -1;
+    split = nullptr;
+    if (finish) *finish = {};
   }
-  Plan plan = assemble(input, options, p, pick, rate);
+  Plan plan = assemble(input, options, p, pick, rate, split);
   plan.steps_per_s_bound = std::max({plan.steps_per_s, single, roles.bound * to_steps});
   plan.roles_exact = roles.exact;
   plan.roles_gap = roles.exact ? 0 : plan.steps_per_s_bound / plan.steps_per_s - 1;
@@ -405,30 +415,55 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options,
   return plan;
 }
 
+}  // namespace
+
+Plan solve(const PlannerInput& input, const PlannerOptions& options) {
+  return solve(input, options, {});
+}
+
+Plan solve(const PlannerInput& input, const PlannerOptions& options,
+           const std::vector<bool>& previous_roles) {
+  return solve_from(input, options, previous_roles, nullptr, nullptr);
+}
+
 Plan Planner::solve(const PlannerInput& input, const std::vector<std::uint64_t>& keys) {
   if (keys.size() != input.peers.size()) {
     throw std::invalid_argument("planner: keys has " + std::to_string(keys.size()) +
                                 " entries, expected " + std::to_string(input.peers.size()) +
                                 " (one per peer)");
   }
-  std::map<std::uint64_t, bool> seen;
+  std::map<std::uint64_t, int> index;  // key → peer index in `input`
   std::vector<bool> hint;
   if (!roles_.empty()) hint.assign(keys.size(), false);
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (!seen.emplace(keys[i], true).second) {
+    if (!index.emplace(keys[i], static_cast<int>(i)).second) {
       throw std::invalid_argument("planner: keys[" + std::to_string(i) + "] repeats an earlier key");
     }
     if (auto it = roles_.find(keys[i]); it != roles_.end()) hint[i] = it->second;
   }
-  Plan plan = planner::solve(input, options_, hint);
+  // The last plan's LP bases, their peers renumbered from the last keys to these.
+  std::optional<detail::PlanBases> start;
+  if (bases_) {
+    std::vector<int> to(bases_keys_.size(), -1);
+    for (std::size_t i = 0; i < bases_keys_.size(); ++i) {
+      if (auto it = index.find(bases_keys_[i]); it != index.end()) to[i] = it->second;
+    }
+    start = detail::reindexed(*bases_, to);
+  }
+  auto finish = std::make_shared<detail::PlanBases>();
+  Plan plan = solve_from(input, options_, hint, start ? &*start : nullptr, finish.get());
   roles_.clear();
   for (std::size_t i = 0; i < keys.size(); ++i) roles_[keys[i]] = plan.peers[i].computes;
+  bases_ = finish->averaging.status.empty() ? nullptr : std::move(finish);
+  bases_keys_ = keys;
   last_ = plan;
   return plan;
 }
 
 void Planner::reset() {
   roles_.clear();
+  bases_.reset();
+  bases_keys_.clear();
   last_.reset();
 }
 

@@ -10,11 +10,16 @@
 // planner never measures its own running time: its limits are node and round budgets.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace swarmlab::core::planner {
+
+namespace detail {
+struct PlanBases;  // lp_model.h
+}  // namespace detail
 
 struct PeerCapacity {
   double compute_sps = 0;    // samples/s; 0 = no accelerator (cannot compute)
@@ -153,8 +158,12 @@ Plan solve(const PlannerInput& input, const PlannerOptions& options = {});
 Plan solve(const PlannerInput& input, const PlannerOptions& options,
            const std::vector<bool>& previous_roles);
 
-// Keeps the last plan and warm-starts the next solve from it. Peers are matched across solves by
-// caller-chosen keys (e.g. peer ids), so joins, departures and reordering are all fine.
+// Keeps the last plan and warm-starts the next solve from it: its roles seed the roles search, and
+// the final bases of its averaging LP and split start those of the next (README.md, "Warm
+// starts"). Peers are matched across solves by caller-chosen keys (e.g. peer ids), so joins,
+// departures and reordering are all fine. The value found is the cold solve's (to 1e-6); the
+// rates and fractions may differ from its in the last digits, or be another of several equally
+// good splits, as another basis may end on another vertex.
 class Planner {
  public:
   explicit Planner(PlannerOptions options = {}) : options_(options) {}
@@ -167,6 +176,10 @@ class Planner {
  private:
   PlannerOptions options_;
   std::map<std::uint64_t, bool> roles_;  // key → computed in the last plan
+  // The last plan's LP bases (peers numbered as in the last input) and that input's keys;
+  // shared, never modified, so copies of a Planner stay cheap.
+  std::shared_ptr<const detail::PlanBases> bases_;
+  std::vector<std::uint64_t> bases_keys_;
   std::optional<Plan> last_;
 };
 

@@ -47,8 +47,7 @@ constexpr int kMaxRounds = 60;
 }  // namespace
 
 RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
-                        bool bounds_only, std::vector<TransportCut>* cuts,
-                        const SplitResult* known_split) {
+                        bool bounds_only, const AveragingLpIo& io) {
   TermOff quiet;
   const int n = p.n;
   RateResult res;
@@ -88,6 +87,8 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   // Columns: ρ, Z = Σ z, then per peer z_j (reducers), G_i (returns received by a computing
   // peer from the others), h_j (returns a reducer uploads to the others).
   Model model;
+  LpItems items;  // what each row and column stands for, for warm starts
+  using K = LpItemKind;
   std::vector<int> z(n, 0), G(n, 0), h(n, 0);
   std::vector<double> zub(n, 0);
   for (int j = 0; j < n; ++j) {
@@ -110,21 +111,29 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   for (double v : zub) zsum += v;
   const int rho = model.col(0, 1.0, 1.0);
   const int Z = model.col(0, zsum);
+  items.col(rho, {K::Rate});
+  items.col(Z, {K::SpanSum});
   for (int j = 0; j < n; ++j) {
-    if (p.can_reduce[j]) z[j] = model.col(0, zub[j]);
+    if (!p.can_reduce[j]) continue;
+    z[j] = model.col(0, zub[j]);
+    items.col(z[j], {K::Span, j});
   }
   for (int i = 0; i < n; ++i) {
-    if (computes[i]) G[i] = model.col(0, std::min(1.0, d[i]));
+    if (!computes[i]) continue;
+    G[i] = model.col(0, std::min(1.0, d[i]));
+    items.col(G[i], {K::Received, i});
   }
   std::vector<double> hv_ub(n, 0);
   for (int j = 0; j < n; ++j) {
     if (!p.can_reduce[j]) continue;
     hv_ub[j] = std::min(u[j], (m - c(j)) * zub[j]);
     h[j] = model.col(0, hv_ub[j]);
+    items.col(h[j], {K::Returned, j});
   }
 
   {  // Z = Σ z
     const int r = model.row_eq(0);
+    items.row(r, {K::SpanSumDefinition});
     model.coef(r, Z, 1);
     for (int j = 0; j < n; ++j) {
       if (z[j]) model.coef(r, z[j], -1);
@@ -133,29 +142,34 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   for (int i = 0; i < n; ++i) {
     if (z[i]) {  // download: parts of i's span from m − c_i senders, returns from the others
       const int r = model.row_le(d[i]);
+      items.row(r, {K::Download, i});
       model.coef(r, z[i], m - c(i));
       if (G[i]) model.coef(r, G[i], 1);
     }
     if (computes[i]) {  // upload: i's parts of every other span, and i's returns
       const int r = model.row_le(u[i]);
+      items.row(r, {K::Upload, i});
       model.coef(r, Z, 1);
       if (z[i]) model.coef(r, z[i], -1);
       if (h[i]) model.coef(r, h[i], 1);
     }
     if (h[i]) {  // i returns its span to at most m − c_i others
       const int r = model.row_le(0);
+      items.row(r, {K::ReturnsLimit, i});
       model.coef(r, h[i], 1);
       model.coef(r, z[i], -(m - c(i)));
     }
     if (G[i]) {
       // Receiver: ρ <= its own span (free, local) + what the others return.
       const int r = model.row_le(0);
+      items.row(r, {K::Receives, i});
       model.coef(r, rho, 1);
       model.coef(r, G[i], -1);
       if (z[i]) model.coef(r, z[i], -1);
       // No other reducer returns more than its span: G_i <= Σ_{j≠i} z_j (the single-receiver
       // transport cut with every piece z_j).
       const int rs = model.row_le(0);
+      items.row(rs, {K::ReceivesSpans, i});
       model.coef(rs, G[i], 1);
       model.coef(rs, Z, -1);
       if (z[i]) model.coef(rs, z[i], 1);
@@ -163,6 +177,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   }
   {  // what the receivers get is what the reducers return
     const int r = model.row_le(0);
+    items.row(r, {K::Balance});
     for (int i = 0; i < n; ++i) {
       if (G[i]) model.coef(r, G[i], 1);
       if (h[i]) model.coef(r, h[i], -1);
@@ -203,7 +218,10 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
         caps += cap(j, i);
         if (computes[j] && z[i]) terms.emplace_back(z[i], 1.0);
       }
-      if (any) exportable.push_back({build.row_le(terms, caps), {{}, j, {}}});
+      if (!any) continue;
+      const int r = build.row_le(terms, caps);
+      items.row(r, {K::ReturnsSeed, j});
+      exportable.push_back({r, {{}, j, {}}});
     }
     for (int i = 0; i < n; ++i) {
       if (!G[i]) continue;
@@ -220,18 +238,14 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
         caps += cap(j, i);
         if (computes[j] && z[i]) terms.emplace_back(z[i], 1.0);
       }
-      if (any) build.row_le(terms, caps);
+      if (any) items.row(build.row_le(terms, caps), {K::ReceivesSeed, i});
     }
   }
 
   glp_prob* lp = model.load();
-  glp_scale_prob(lp, GLP_SF_AUTO);
-  glp_adv_basis(lp, 0);
-  if (!solve_simplex(lp)) return res;
-  res.rounds = 1;
   // The best consistent split is a feasible point of the LP: when the aggregated form's bound
   // meets it, that is the optimum, however the totals would split.
-  const SplitResult split = known_split ? *known_split : best_split(p, computes);
+  const SplitResult split = io.split ? *io.split : best_split(p, computes);
   const double floor = split.ok ? split.total / beta : 0;
   auto met = [&] { return glp_get_col_prim(lp, rho) <= floor * (1 + 1e-9); };
   auto export_cuts = [&] {  // the cuts that bind at the optimum, for the roles program
@@ -254,18 +268,9 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
           if (value(h[j]) <= through) out.uploaders.push_back(j);
         }
       }
-      cuts->push_back(std::move(out));
+      io.cuts->push_back(std::move(out));
     }
   };
-  res.lower = floor * beta;
-  if (bounds_only || met()) {
-    res.ok = true;
-    res.certified = met();
-    res.rho = glp_get_col_prim(lp, rho) * beta;
-    if (res.certified) res.lower = res.rho;
-    if (cuts) export_cuts();  // valid either way; they bind at this solution
-    return res;
-  }
   const Sink live{[&](double ub) {
                     const int col = glp_add_cols(lp, 1);
                     Model::set_col_bounds(lp, col, 0, ub);
@@ -375,10 +380,13 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     if (sigma[j][i]) return sigma[j][i];
     const int col = live.col(cap(j, i));
     const int by_span = live.row_le({{col, 1.0}, {z[j], -1.0}}, 0);
+    items.col(col, {K::PairReturn, j, i});
+    items.row(by_span, {K::PairBySpan, j, i});
     Piece piece;
     pair_limit(j, i, &piece);
     if (computes[j] && z[i]) {
       const int by_cap = live.row_le({{col, 1.0}, {z[i], 1.0}}, cap(j, i));
+      items.row(by_cap, {K::PairByCap, j, i});
       basic_on(col, piece == Piece::Span ? by_span : by_cap);
     } else if (piece == Piece::Span) {
       basic_on(col, by_span);
@@ -415,17 +423,21 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       terms.emplace_back(H, 1.0);
       const int by_pairs = live.row_le(terms, 0);
       basic_on(H, hv[j] <= through ? by_returns : by_pairs);
+      items.col(H, {K::CutReturn, j, -1, T});
+      items.row(by_returns, {K::CutByReturns, j, -1, T});
+      items.row(by_pairs, {K::CutByPairs, j, -1, T});
     }
-    exportable.push_back({live.row_le(main, 0), {T, -1, {}}});
+    const int cut_row = live.row_le(main, 0);
+    items.row(cut_row, {K::Cut, -1, -1, T});
+    exportable.push_back({cut_row, {T, -1, {}}});
   };
 
   std::map<std::vector<int>, int> seen;  // receiver sets cut so far, and how often
-  // With pair caps, if the first solve does not settle it: every capped pair's σ, each receiver's
-  // exact bound G_i <= Σ_{uncapped j} z_j + Σ_{capped j} σ_ji, and the exact cut for every
-  // group of receivers reached through the same capped pairs (a region's receivers) — the cuts
-  // the loop would otherwise find one at a time.
-  if (!p.cap.empty() && !met()) {
-    read();
+  // The exact phase, with pair caps when the first solve does not settle it: every capped pair's
+  // σ, each receiver's exact bound G_i <= Σ_{uncapped j} z_j + Σ_{capped j} σ_ji, and the exact
+  // cut for every group of receivers reached through the same capped pairs (a region's
+  // receivers) — the cuts the loop would otherwise find one at a time.
+  auto add_exact_phase = [&] {
     std::map<std::vector<int>, std::vector<int>> groups;
     for (int i = 0; i < n; ++i) {
       if (!G[i]) continue;
@@ -441,7 +453,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
         }
       }
       if (from.empty()) continue;
-      live.row_le(terms, 0);
+      items.row(live.row_le(terms, 0), {K::ReceivesExact, i});
       groups[from].push_back(i);
     }
     for (auto& [from, T] : groups) {
@@ -450,6 +462,52 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
         seen[T] = 2;
       }
     }
+  };
+  bool exact_phase = false;
+  auto finish = [&] {
+    res.ok = true;
+    if (!io.finish) return;
+    record_basis(lp, items, io.finish);
+    io.finish->exact_phase = exact_phase;
+  };
+
+  // A warm start from an LP that needed the exact phase builds it before the first solve, with
+  // the exact cuts that LP had (on the receivers that still compute).
+  if (io.start && io.start->exact_phase && !p.cap.empty()) {
+    add_exact_phase();
+    exact_phase = true;
+    for (const auto& [item, status] : io.start->status) {
+      if (item.kind != K::Cut) continue;
+      std::vector<int> T;
+      for (int i : item.set) {
+        if (G[i]) T.push_back(i);
+      }
+      if (T.empty() || seen.count(T)) continue;
+      exact_cut(T);
+      seen[T] = 1;
+    }
+  }
+  // Cold: scaled, from an advanced basis. Warm: not scaled (a few pivots cost less than GLPK's
+  // scaling pass, and the rows are in units of β already).
+  if (!(io.start && start_from_basis(lp, items, *io.start))) {
+    glp_scale_prob(lp, GLP_SF_AUTO);
+    glp_adv_basis(lp, 0);
+  }
+  if (!solve_simplex(lp)) return res;
+  res.rounds = 1;
+  res.lower = floor * beta;
+  if (bounds_only || met()) {
+    finish();
+    res.certified = met();
+    res.rho = glp_get_col_prim(lp, rho) * beta;
+    if (res.certified) res.lower = res.rho;
+    if (io.cuts) export_cuts();  // valid either way; they bind at this solution
+    return res;
+  }
+  if (!p.cap.empty() && !exact_phase) {
+    read();
+    add_exact_phase();
+    exact_phase = true;
     ++res.rounds;
     if (!solve_simplex(lp, /*dual=*/true)) return res;
   }
@@ -512,10 +570,10 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     ++res.rounds;
     if (!solve_simplex(lp, /*dual=*/true)) return res;
   }
-  res.ok = true;
+  finish();
   res.rho = glp_get_col_prim(lp, rho) * beta;
   if (res.certified) res.lower = res.rho;
-  if (cuts && res.certified) export_cuts();
+  if (io.cuts && res.certified) export_cuts();
   return res;
 }
 

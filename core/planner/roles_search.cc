@@ -20,10 +20,19 @@ constexpr int kMaxCaseCuts = 40;
 
 
 // Values of candidate roles: cheap bounds first (the aggregated form's first solve above, the best
-// consistent split below), the averaging LP exactly only where a decision needs it. Cached.
+// consistent split below), the averaging LP exactly only where a decision needs it. Cached. The
+// splits and exact LPs of roles next to those of `start` (at most one peer more or less) start
+// from its bases; with `record_bases` each LP keeps its final basis.
 class Evaluator {
  public:
-  explicit Evaluator(const ScaledProblem& p) : p_(p) {}
+  Evaluator(const ScaledProblem& p, const PlanBases* start, bool record_bases)
+      : p_(p), start_(start), record_bases_(record_bases) {
+    if (!start) return;
+    start_roles_.assign(p.n, false);
+    for (const auto& [item, status] : start->averaging.status) {
+      if (item.kind == LpItemKind::Received) start_roles_[item.a] = true;
+    }
+  }
 
   struct Range {
     double lower, upper;  // the averaging LP's ρ lies in [lower, upper]
@@ -33,8 +42,12 @@ class Evaluator {
     if (auto it = bounds_.find(computes); it != bounds_.end()) return it->second;
     ++evaluations_;
     std::vector<TransportCut> cuts;
-    const RateResult r =
-        averaging_lp(p_, computes, /*bounds_only=*/true, &cuts, &split(computes));
+    // No warm start here: the start basis is the final roles' exact LP, and these first solves
+    // (of other roles, mostly) would pay for its exact phase. Recorded all the same: a certified
+    // bound is these roles' exact rate.
+    LpBasis* finish = record_bases_ ? &bases_[computes].averaging : nullptr;
+    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/true,
+                                      {.split = &split(computes), .cuts = &cuts, .finish = finish});
     Range range{r.ok ? r.lower : 0, r.ok ? r.rho : kInf};
     cuts_[computes] = std::move(cuts);
     if (r.ok && r.certified) {
@@ -57,13 +70,21 @@ class Evaluator {
     if (auto it = exact_.find(computes); it != exact_.end()) return it->second;
     ++evaluations_;
     std::vector<TransportCut> cuts;
-    const RateResult r =
-        averaging_lp(p_, computes, /*bounds_only=*/false, &cuts, &split(computes));
+    LpBasis* finish = record_bases_ ? &bases_[computes].averaging : nullptr;
+    const RateResult r = averaging_lp(
+        p_, computes, /*bounds_only=*/false,
+        {.split = &split(computes), .start = near_start(computes) ? &start_->averaging : nullptr,
+         .cuts = &cuts, .finish = finish});
     double rho = r.ok ? r.rho : 0;
     if (!r.ok || !r.certified) rho = reference_averaging_lp(p_, computes).rho;
     exact_.emplace(computes, rho);
     cuts_[computes] = std::move(cuts);
     return rho;
+  }
+  // The final bases of these roles' LPs (when recording).
+  PlanBases bases(const std::vector<bool>& computes) const {
+    const auto it = bases_.find(computes);
+    return it == bases_.end() ? PlanBases{} : it->second;
   }
   // The transport cuts that bind in the averaging LP of these roles (after rate()).
   const std::vector<TransportCut>& cuts(const std::vector<bool>& computes) const {
@@ -99,14 +120,35 @@ class Evaluator {
 
   int evaluations() const { return evaluations_; }
 
- private:
+  // The best consistent split of these roles (solved once per role set).
   const SplitResult& split(const std::vector<bool>& computes) {
     auto it = splits_.find(computes);
-    if (it == splits_.end()) it = splits_.emplace(computes, best_split(p_, computes)).first;
+    if (it == splits_.end()) {
+      LpBasis* finish = record_bases_ ? &bases_[computes].split : nullptr;
+      it = splits_
+               .emplace(computes, best_split(p_, computes,
+                                             near_start(computes) ? &start_->split : nullptr,
+                                             finish))
+               .first;
+    }
     return it->second;
   }
 
+ private:
+  // Far from the start's roles its basis fits badly, and the exact phase it brings costs more
+  // than it saves.
+  bool near_start(const std::vector<bool>& computes) const {
+    if (!start_) return false;
+    int differ = 0;
+    for (int i = 0; i < p_.n; ++i) differ += computes[i] != start_roles_[i] ? 1 : 0;
+    return differ <= 1;
+  }
+
   const ScaledProblem& p_;
+  const PlanBases* start_;
+  std::vector<bool> start_roles_;  // the computing peers of the start's LPs
+  bool record_bases_;
+  std::map<std::vector<bool>, PlanBases> bases_;
   std::map<std::vector<bool>, SplitResult> splits_;
   std::map<std::vector<bool>, double> exact_;
   std::map<std::vector<bool>, Range> bounds_;
@@ -643,7 +685,8 @@ class CaseMip {
 }  // namespace
 
 RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits,
-                         const std::vector<bool>& hint) {
+                         const std::vector<bool>& hint, const PlanBases* start,
+                         bool record_bases) {
   TermOff quiet;
   const int n = p.n;
   RolesResult res;
@@ -663,7 +706,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   // MIP solves in all (each after the last one's roles were checked): a deterministic budget.
   const int max_mips = limits.max_mips > 0 ? limits.max_mips : 40;
 
-  Evaluator ev(p);
+  Evaluator ev(p, start, record_bases);
   auto consider = [&](const std::vector<bool>& roles) {
     if (count_set(roles) < 2) return;
     if (!ev.at_least(roles, res.value) || ev.value(roles) <= res.value) return;
@@ -694,6 +737,8 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       res.computes = p.can_compute;
       res.value = ev.compute(res.computes);
       res.rate = ev.rate(res.computes);
+      res.split = ev.split(res.computes);
+      res.bases = ev.bases(res.computes);
       res.bound = res.value;
       res.exact = res.everyone = true;
       res.evaluations = ev.evaluations();
@@ -702,6 +747,18 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   }
   if (warm_count >= 2) {
     consider(warm);
+    // After a join or a departure the optimum is often the previous roles with one more peer
+    // (the newcomer, or a replacement for a computing peer that left): the widest peer not yet
+    // computing.
+    int widest = -1;
+    for (int i : capable) {
+      if (!warm[i] && (widest < 0 || p.both(i) > p.both(widest))) widest = i;
+    }
+    if (widest >= 0) {
+      std::vector<bool> more = warm;
+      more[widest] = true;
+      consider(more);
+    }
     res.warm = true;
   } else {
     consider(p.can_compute);
@@ -912,7 +969,11 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   if (better > kBetter) res.bound = std::max(res.bound, cut_of());
   res.exact = res.bound <= res.value * (1 + kBetter);
   if (res.exact) res.bound = res.value;
-  if (!res.computes.empty()) res.rate = ev.rate(res.computes);
+  if (!res.computes.empty()) {
+    res.rate = ev.rate(res.computes);
+    res.split = ev.split(res.computes);
+    res.bases = ev.bases(res.computes);
+  }
   res.evaluations = ev.evaluations();
   return res;
 }

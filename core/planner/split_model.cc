@@ -60,7 +60,8 @@ double compact_download_bound(const ScaledProblem& p, const std::vector<bool>& c
   return compact_rate(p, computes, /*downloads=*/true);
 }
 
-SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes) {
+SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes,
+                       const LpBasis* start, LpBasis* finish) {
   TermOff quiet;
   const int n = p.n;
   SplitResult res;
@@ -113,6 +114,8 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
   }
 
   Model model;
+  LpItems items;  // what each row and column stands for, for warm starts
+  using K = LpItemKind;
   std::vector<int> w(n, 0);
   std::vector<double> wub(n, 0);
   for (int j = 0; j < n; ++j) {
@@ -120,10 +123,13 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
     // Computing reducer: W + (m − 2)·w_j <= b_j with W >= w_j; others: m·w_j <= b_j.
     wub[j] = std::min(1.0, b[j] / (computes[j] ? m - 1 : m));
     w[j] = model.col(0, wub[j], 1.0);
+    items.col(w[j], {K::Share, j});
   }
   const int W = model.col(0, 1.0);
+  items.col(W, {K::ShareSum});
   {
     const int r = model.row_eq(0);
+    items.row(r, {K::ShareSumDefinition});
     model.coef(r, W, 1);
     for (int j = 0; j < n; ++j) {
       if (w[j]) model.coef(r, w[j], -1);
@@ -149,11 +155,13 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
     if (computes[i]) {
       if (!(b[i] > 0)) continue;  // cannot happen: b >= 1 for computing peers
       const int r = model.row_le(1);
+      items.row(r, {K::PeerLoad, i});
       model.coef(r, W, 1 / b[i]);
       if (w[i]) model.coef(r, w[i], (m - 2) / b[i]);
       if (as_relay >= 0) add_relayed(r, as_relay, b[i]);
     } else if (as_relay >= 0) {
       const int r = model.row_le(1);
+      items.row(r, {K::PeerLoad, i});
       if (w[i]) model.coef(r, w[i], m / b[i]);
       add_relayed(r, as_relay, b[i]);
     }
@@ -172,15 +180,20 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
       const double most = (computes[x] ? wub[y] : 0) + (computes[y] ? wub[x] : 0);
       if (!(t < most) || !(t > 0)) continue;
       const int r = model.row_le(1);
+      items.row(r, {K::PairLoad, x, y});
       if (computes[x] && w[y]) model.coef(r, w[y], 1 / t);
       if (computes[y] && w[x]) model.coef(r, w[x], 1 / t);
     }
   }
   glp_prob* lp = model.load();
-  glp_scale_prob(lp, GLP_SF_AUTO);
-  glp_adv_basis(lp, 0);
+  // Warm-started without scaling, as the averaging LP (its rows are normalised per link already).
+  if (!(start && start_from_basis(lp, items, *start))) {
+    glp_scale_prob(lp, GLP_SF_AUTO);
+    glp_adv_basis(lp, 0);
+  }
   if (!solve_simplex(lp)) return res;
   res.ok = true;
+  if (finish) record_basis(lp, items, finish);
   for (int j = 0; j < n; ++j) {
     if (w[j]) res.w[j] = std::max(0.0, glp_get_col_prim(lp, w[j])) * beta;
     res.total += res.w[j];

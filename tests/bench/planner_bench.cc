@@ -7,8 +7,9 @@
 // the median and maximum CPU time of a solve, how many were proven optimal, the largest proven
 // gap, and how many met the targets (optimal or gap < 1% within 5 ms at 24 peers, 100 ms
 // at 48, 1 s at 128); the HeldOut variants do the same on 60 other compositions.
-// BM_PlannerWarmStart/n compares a cold solve with a warm one (the previous plan's roles) after
-// one peer leaves or joins. CPU time is measured here, never in the core.
+// BM_PlannerWarmStart/n compares a cold solve with a warm one (a Planner that keeps the previous
+// plan's roles and LP bases) after one peer leaves or joins. CPU time is measured here, never in
+// the core.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

@@ -615,6 +615,111 @@ TEST(PlannerWarmStart, SameValueAfterAPeerLeavesOrJoins) {
   EXPECT_NE(message([&] { Planner().solve(in, {1, 2, 1}); }).find("keys[2]"), std::string::npos);
 }
 
+// Warm starts of the LPs: from its own final basis the averaging LP settles in one solve (the
+// exact phase and cuts are built first); from another role set's basis, or another swarm's, the
+// averaging LP and the split still reach the cold optimum (the basis is repaired or dropped).
+TEST(PlannerWarmStart, LpsFromAnyBasisReachTheColdOptimum) {
+  Rng rng(29);
+  int trials = 0, exact_phase = 0;
+  detail::PlanBases other;  // the previous draw's bases: a mismatched start
+  for (std::uint64_t seed = 0; seed < 80; ++seed) {
+    testing::CompositionOptions opt;
+    opt.per_pair_caps = seed % 3 == 1;
+    const PlannerInput in = testing::random_composition(6 + static_cast<int>(seed % 20), 700 + seed, opt);
+    const detail::ScaledProblem p = detail::scale(in, PlannerOptions{});
+    const Plan plan = solve(in);
+    for (int draw = 0; draw < 3; ++draw) {
+      // The plan's roles (where caps bind most), then random ones.
+      std::vector<bool> roles(p.n, false);
+      for (int i = 0; i < p.n; ++i) {
+        roles[i] = draw == 0 ? plan.peers[i].computes : p.can_compute[i] && rng.uniform() < 0.7;
+      }
+      if (std::count(roles.begin(), roles.end(), true) < 2) continue;
+      detail::PlanBases own;
+      const detail::RateResult cold = detail::averaging_lp(p, roles, false, {.finish = &own.averaging});
+      const detail::SplitResult split = detail::best_split(p, roles, nullptr, &own.split);
+      ASSERT_TRUE(cold.ok && cold.certified && split.ok);
+      ASSERT_FALSE(own.averaging.status.empty());
+      const detail::RateResult again = detail::averaging_lp(p, roles, false, {.start = &own.averaging});
+      EXPECT_TRUE(again.certified);
+      EXPECT_NEAR(again.rho, cold.rho, 1e-9 * cold.rho) << "seed " << seed;
+      EXPECT_EQ(again.rounds, 1) << "seed " << seed;
+      EXPECT_NEAR(detail::best_split(p, roles, &own.split).total, split.total, 1e-9 * split.total);
+      if (other.averaging.status.size() > 0) {
+        const detail::RateResult mixed = detail::averaging_lp(p, roles, false, {.start = &other.averaging});
+        EXPECT_TRUE(mixed.certified);
+        EXPECT_NEAR(mixed.rho, cold.rho, 1e-7 * cold.rho) << "seed " << seed;
+        EXPECT_NEAR(detail::best_split(p, roles, &other.split).total, split.total, 1e-7 * split.total);
+      }
+      exact_phase += own.averaging.exact_phase ? 1 : 0;
+      other = own;
+      ++trials;
+    }
+  }
+  std::printf("role sets: %d, with the exact phase: %d\n", trials, exact_phase);
+  EXPECT_GE(trials, 160);
+  EXPECT_GE(exact_phase, 8);
+}
+
+// A Planner through a chain of departures, joins and reorderings, with keys in no particular order:
+// every warm solve has the cold solve's value and averaging rate, and fractions the links carry.
+TEST(PlannerWarmStart, ChainsOfChangesKeepTheColdValue) {
+  Rng rng(31);
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    const int pool = 20 + static_cast<int>(seed % 3) * 4;
+    const PlannerInput all = testing::random_composition(pool, 7300 + seed);
+    std::vector<int> present;
+    for (int i = 0; i + 4 < pool; ++i) present.push_back(i);
+    Planner planner;
+    for (int step = 0; step < 8; ++step) {
+      const double pick = rng.uniform();
+      if (pick < 0.35 && present.size() > 4) {
+        present.erase(present.begin() + static_cast<long>(rng.uniform() * present.size()));
+      } else if (pick < 0.7) {
+        std::vector<int> away;
+        for (int i = 0; i < pool; ++i) {
+          if (std::find(present.begin(), present.end(), i) == present.end()) away.push_back(i);
+        }
+        if (!away.empty()) {
+          present.insert(present.begin() + static_cast<long>(rng.uniform() * (present.size() + 1)),
+                         away[static_cast<std::size_t>(rng.uniform() * away.size())]);
+        }
+      } else {
+        std::reverse(present.begin(), present.end());
+      }
+      PlannerInput in = all;
+      in.peers.clear();
+      std::vector<std::uint64_t> keys;
+      for (int i : present) {
+        in.peers.push_back(all.peers[i]);
+        keys.push_back(static_cast<std::uint64_t>((i * 7919) % 1009));  // unordered, distinct
+      }
+      if (!all.pair_caps.empty()) {
+        in.pair_caps.assign(present.size(), std::vector<double>(present.size()));
+        for (std::size_t a = 0; a < present.size(); ++a) {
+          for (std::size_t b = 0; b < present.size(); ++b) {
+            in.pair_caps[a][b] = all.pair_caps[present[a]][present[b]];
+          }
+        }
+      }
+      const Plan cold = solve(in);
+      const Plan warm = Planner(planner).solve(in, keys);  // a copy: the same warm start twice
+      const Plan warm_again = planner.solve(in, keys);
+      EXPECT_EQ(warm.steps_per_s, warm_again.steps_per_s);
+      EXPECT_NEAR(warm.steps_per_s, cold.steps_per_s, 1e-6 * cold.steps_per_s)
+          << "seed " << seed << " step " << step;
+      bool same_roles = true;
+      for (std::size_t i = 0; i < in.peers.size(); ++i) {
+        same_roles = same_roles && warm.peers[i].computes == cold.peers[i].computes;
+      }
+      if (same_roles && std::isfinite(cold.averaging_rate)) {
+        EXPECT_NEAR(warm.averaging_rate, cold.averaging_rate, 1e-6 * cold.averaging_rate);
+      }
+      expect_feasible(in, warm);
+    }
+  }
+}
+
 // The case: a peer with 147 b/s of upload. Its share of the gradient, returned to every
 // other computing peer at the plan's rate, fits its upload; the achievable rate is what the
 // fractions really reach (checked on the input's own numbers), not solver noise.

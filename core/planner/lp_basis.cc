@@ -1,0 +1,97 @@
+// Warm starts of the planner's LPs from a previous solve's bases (README.md, "Warm starts").
+#include <algorithm>
+
+#include "core/planner/lp_model.h"
+
+namespace swarmlab::core::planner::detail {
+namespace {
+
+bool item_before(const std::pair<LpItem, int>& x, const std::pair<LpItem, int>& y) {
+  return x.first < y.first;
+}
+
+// The tagged rows or columns, in GLPK order, with their current statuses.
+template <typename Status>
+void collect(int count, const Status& status, const auto& item_of, LpBasis* out) {
+  for (int k = 1; k <= count; ++k) {
+    const LpItem& item = item_of(k);
+    if (item.kind != LpItemKind::None) out->status.emplace_back(item, status(k));
+  }
+}
+
+LpBasis renumbered(const LpBasis& basis, const std::vector<int>& to) {
+  auto moved = [&](int i) { return i >= 0 && i < static_cast<int>(to.size()) ? to[i] : -1; };
+  LpBasis out;
+  out.exact_phase = basis.exact_phase;
+  out.status.reserve(basis.status.size());
+  for (const auto& [item, status] : basis.status) {
+    LpItem now{item.kind, moved(item.a), moved(item.b)};
+    if ((item.a >= 0 && now.a < 0) || (item.b >= 0 && now.b < 0)) continue;
+    for (int i : item.set) {
+      if (moved(i) >= 0) now.set.push_back(moved(i));
+    }
+    if (!item.set.empty() && now.set.empty()) continue;
+    std::sort(now.set.begin(), now.set.end());
+    out.status.emplace_back(std::move(now), status);
+  }
+  std::stable_sort(out.status.begin(), out.status.end(), item_before);
+  // Two cuts may now have the same receivers: keep the first.
+  out.status.erase(std::unique(out.status.begin(), out.status.end(),
+                               [](const auto& x, const auto& y) { return x.first == y.first; }),
+                   out.status.end());
+  return out;
+}
+
+}  // namespace
+
+int LpBasis::status_of(const LpItem& item, int fresh) const {
+  const auto it = std::lower_bound(status.begin(), status.end(), std::pair<LpItem, int>{item, 0},
+                                   item_before);
+  return it != status.end() && it->first == item ? it->second : fresh;
+}
+
+bool start_from_basis(glp_prob* lp, const LpItems& items, const LpBasis& start) {
+  const int rows = glp_get_num_rows(lp), cols = glp_get_num_cols(lp);
+  int basic = 0;
+  for (int r = 1; r <= rows; ++r) {
+    const LpItem& item = items.row(r);
+    const int status = item.kind == LpItemKind::None ? GLP_BS : start.status_of(item, GLP_BS);
+    glp_set_row_stat(lp, r, status);
+    basic += status == GLP_BS ? 1 : 0;
+  }
+  for (int col = 1; col <= cols; ++col) {
+    const LpItem& item = items.col(col);
+    const int status = item.kind == LpItemKind::None ? GLP_NL : start.status_of(item, GLP_NL);
+    glp_set_col_stat(lp, col, status);  // GLPK moves a nonbasic status to a bound that exists
+    basic += status == GLP_BS ? 1 : 0;
+  }
+  // A basis has exactly one basic variable per row. Where the items do not match one for one (a
+  // peer's rows and columns went unevenly, a rounding row is gone), the latest rows' slacks
+  // enter or the latest basic columns leave; glp_warm_up then rejects a singular result.
+  for (int r = rows; r >= 1 && basic < rows; --r) {
+    if (glp_get_row_stat(lp, r) == GLP_BS) continue;
+    glp_set_row_stat(lp, r, GLP_BS);
+    ++basic;
+  }
+  for (int col = cols; col >= 1 && basic > rows; --col) {
+    if (glp_get_col_stat(lp, col) != GLP_BS) continue;
+    glp_set_col_stat(lp, col, GLP_NL);
+    --basic;
+  }
+  return basic == rows && glp_warm_up(lp) == 0;
+}
+
+void record_basis(glp_prob* lp, const LpItems& items, LpBasis* out) {
+  out->status.clear();
+  collect(glp_get_num_cols(lp), [&](int col) { return glp_get_col_stat(lp, col); },
+          [&](int col) -> const LpItem& { return items.col(col); }, out);
+  collect(glp_get_num_rows(lp), [&](int r) { return glp_get_row_stat(lp, r); },
+          [&](int r) -> const LpItem& { return items.row(r); }, out);
+  std::sort(out->status.begin(), out->status.end(), item_before);
+}
+
+PlanBases reindexed(const PlanBases& bases, const std::vector<int>& to) {
+  return {renumbered(bases.averaging, to), renumbered(bases.split, to)};
+}
+
+}  // namespace swarmlab::core::planner::detail
