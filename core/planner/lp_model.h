@@ -4,7 +4,6 @@
 #include <glpk.h>
 
 #include <cstdint>
-#include <map>
 #include <utility>
 #include <vector>
 
@@ -62,7 +61,8 @@ enum class LpItemKind : std::uint8_t {
   // Its rows, one kind per family of constraints (README.md, "The averaging LP").
   SpanSumDefinition, Download, Upload, ReturnsLimit, Receives, ReceivesSpans, Balance,
   ReturnsSeed, ReceivesSeed, PairBySpan, PairByCap, ReceivesExact, Cut, CutByReturns, CutByPairs,
-  // The split's columns w_j and W, and its rows (README.md, "The achievable split").
+  // The split's columns w_j and W, and its rows (README.md, "Fractions: the split real links
+  // carry").
   Share, ShareSum, ShareSumDefinition, PeerLoad, PairLoad
 };
 struct LpItem {
@@ -144,7 +144,7 @@ struct SplitResult;
 // What a caller may hand to the averaging LP or take back from it; all optional.
 struct AveragingLpIo {
   const SplitResult* split = nullptr;         // these roles' best_split, when already solved
-  const LpBasis* start = nullptr;             // the basis of a similar LP, to start from
+  const LpBasis* start = nullptr;             // a similar LP's basis (peers numbered as in p)
   std::vector<TransportCut>* cuts = nullptr;  // out: transport cuts binding at the optimum
   LpBasis* finish = nullptr;                  // out: this LP's basis at its optimum
 };

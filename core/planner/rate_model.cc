@@ -480,7 +480,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       if (item.kind != K::Cut) continue;
       std::vector<int> T;
       for (int i : item.set) {
-        if (G[i]) T.push_back(i);
+        if (i < n && G[i]) T.push_back(i);
       }
       if (T.empty() || seen.count(T)) continue;
       exact_cut(T);

@@ -30,7 +30,7 @@ class Evaluator {
     if (!start) return;
     start_roles_.assign(p.n, false);
     for (const auto& [item, status] : start->averaging.status) {
-      if (item.kind == LpItemKind::Received) start_roles_[item.a] = true;
+      if (item.kind == LpItemKind::Received && item.a < p.n) start_roles_[item.a] = true;
     }
   }
 
