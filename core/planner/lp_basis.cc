@@ -10,15 +10,6 @@ bool item_before(const std::pair<LpItem, int>& x, const std::pair<LpItem, int>& 
   return x.first < y.first;
 }
 
-// The tagged rows or columns, in GLPK order, with their current statuses.
-template <typename Status>
-void collect(int count, const Status& status, const auto& item_of, LpBasis* out) {
-  for (int k = 1; k <= count; ++k) {
-    const LpItem& item = item_of(k);
-    if (item.kind != LpItemKind::None) out->status.emplace_back(item, status(k));
-  }
-}
-
 LpBasis renumbered(const LpBasis& basis, const std::vector<int>& to) {
   auto moved = [&](int i) { return i >= 0 && i < static_cast<int>(to.size()) ? to[i] : -1; };
   LpBasis out;
@@ -42,14 +33,7 @@ LpBasis renumbered(const LpBasis& basis, const std::vector<int>& to) {
   return out;
 }
 
-}  // namespace
-
-int LpBasis::status_of(const LpItem& item, int fresh) const {
-  const auto it = std::lower_bound(status.begin(), status.end(), std::pair<LpItem, int>{item, 0},
-                                   item_before);
-  return it != status.end() && it->first == item ? it->second : fresh;
-}
-
+// Sets `lp`'s statuses from `start`, repaired to a basis; true when it is valid and nonsingular.
 bool start_from_basis(glp_prob* lp, const LpItems& items, const LpBasis& start) {
   const int rows = glp_get_num_rows(lp), cols = glp_get_num_cols(lp);
   int basic = 0;
@@ -81,12 +65,30 @@ bool start_from_basis(glp_prob* lp, const LpItems& items, const LpBasis& start) 
   return basic == rows && glp_warm_up(lp) == 0;
 }
 
+}  // namespace
+
+int LpBasis::status_of(const LpItem& item, int fresh) const {
+  const auto it = std::lower_bound(status.begin(), status.end(), std::pair<LpItem, int>{item, 0},
+                                   item_before);
+  return it != status.end() && it->first == item ? it->second : fresh;
+}
+
+void start_basis(glp_prob* lp, const LpItems& items, const LpBasis* start) {
+  if (start && start_from_basis(lp, items, *start)) return;
+  glp_scale_prob(lp, GLP_SF_AUTO);
+  glp_adv_basis(lp, 0);
+}
+
 void record_basis(glp_prob* lp, const LpItems& items, LpBasis* out) {
   out->status.clear();
-  collect(glp_get_num_cols(lp), [&](int col) { return glp_get_col_stat(lp, col); },
-          [&](int col) -> const LpItem& { return items.col(col); }, out);
-  collect(glp_get_num_rows(lp), [&](int r) { return glp_get_row_stat(lp, r); },
-          [&](int r) -> const LpItem& { return items.row(r); }, out);
+  for (int col = 1; col <= glp_get_num_cols(lp); ++col) {
+    const LpItem& item = items.col(col);
+    if (item.kind != LpItemKind::None) out->status.emplace_back(item, glp_get_col_stat(lp, col));
+  }
+  for (int r = 1; r <= glp_get_num_rows(lp); ++r) {
+    const LpItem& item = items.row(r);
+    if (item.kind != LpItemKind::None) out->status.emplace_back(item, glp_get_row_stat(lp, r));
+  }
   std::sort(out->status.begin(), out->status.end(), item_before);
 }
 

@@ -103,10 +103,12 @@ struct PlanBases {
   LpBasis averaging, split;
 };
 
-// Sets `lp`'s basis from `start`: shared items keep their status, new rows are basic and new
-// columns at their lower bound, then the count of basic variables is repaired. True when that
-// is a valid, nonsingular basis (factorised); otherwise the caller picks another.
-bool start_from_basis(glp_prob* lp, const LpItems& items, const LpBasis& start);
+// Sets a loaded LP's starting basis. From `start`, when given and it makes a valid, nonsingular
+// basis: shared items keep their status, new rows are basic and new columns at their lower
+// bound, then the count of basic variables is repaired; such an LP is not scaled (it needs few
+// pivots, fewer than GLPK's scaling pass costs, and the planner's rows are normalised already).
+// Otherwise the LP is scaled and starts from GLPK's advanced basis.
+void start_basis(glp_prob* lp, const LpItems& items, const LpBasis* start);
 // `lp`'s current statuses, by item (replacing what `out` held; exact_phase is left as it was).
 void record_basis(glp_prob* lp, const LpItems& items, LpBasis* out);
 // The same bases for another peer numbering: `to[i]` is old peer i's new index, or -1 when it is

@@ -433,37 +433,36 @@ Plan Planner::solve(const PlannerInput& input, const std::vector<std::uint64_t>&
                                 " (one per peer)");
   }
   std::map<std::uint64_t, int> index;  // key → peer index in `input`
-  std::vector<bool> hint;
-  if (!roles_.empty()) hint.assign(keys.size(), false);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (!index.emplace(keys[i], static_cast<int>(i)).second) {
       throw std::invalid_argument("planner: keys[" + std::to_string(i) + "] repeats an earlier key");
     }
-    if (auto it = roles_.find(keys[i]); it != roles_.end()) hint[i] = it->second;
   }
-  // The last plan's LP bases, their peers renumbered from the last keys to these.
+  // The last plan's roles and LP bases, its peers renumbered from the last keys to these.
+  std::vector<bool> hint;
   std::optional<detail::PlanBases> start;
-  if (bases_) {
-    std::vector<int> to(bases_keys_.size(), -1);
-    for (std::size_t i = 0; i < bases_keys_.size(); ++i) {
-      if (auto it = index.find(bases_keys_[i]); it != index.end()) to[i] = it->second;
+  if (last_) {
+    hint.assign(keys.size(), false);
+    std::vector<int> to(last_keys_.size(), -1);
+    for (std::size_t i = 0; i < last_keys_.size(); ++i) {
+      const auto it = index.find(last_keys_[i]);
+      if (it == index.end()) continue;
+      to[i] = it->second;
+      hint[it->second] = last_->peers[i].computes;
     }
-    start = detail::reindexed(*bases_, to);
+    if (bases_) start = detail::reindexed(*bases_, to);
   }
   auto finish = std::make_shared<detail::PlanBases>();
   Plan plan = solve_from(input, options_, hint, start ? &*start : nullptr, finish.get());
-  roles_.clear();
-  for (std::size_t i = 0; i < keys.size(); ++i) roles_[keys[i]] = plan.peers[i].computes;
   bases_ = finish->averaging.status.empty() ? nullptr : std::move(finish);
-  bases_keys_ = keys;
+  last_keys_ = keys;
   last_ = plan;
   return plan;
 }
 
 void Planner::reset() {
-  roles_.clear();
   bases_.reset();
-  bases_keys_.clear();
+  last_keys_.clear();
   last_.reset();
 }
 

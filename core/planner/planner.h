@@ -9,7 +9,6 @@
 // so every peer can solve the problem independently and agree without exchanging messages. The
 // planner never measures its own running time: its limits are node and round budgets.
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -175,12 +174,11 @@ class Planner {
 
  private:
   PlannerOptions options_;
-  std::map<std::uint64_t, bool> roles_;  // key → computed in the last plan
-  // The last plan's LP bases (peers numbered as in the last input) and that input's keys;
-  // shared, never modified, so copies of a Planner stay cheap.
-  std::shared_ptr<const detail::PlanBases> bases_;
-  std::vector<std::uint64_t> bases_keys_;
   std::optional<Plan> last_;
+  std::vector<std::uint64_t> last_keys_;  // the keys of last_'s peers
+  // last_'s LP bases (peers numbered as in its input); shared, never modified, so copies of a
+  // Planner stay cheap.
+  std::shared_ptr<const detail::PlanBases> bases_;
 };
 
 }  // namespace swarmlab::core::planner

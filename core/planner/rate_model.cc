@@ -437,7 +437,9 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   // σ, each receiver's exact bound G_i <= Σ_{uncapped j} z_j + Σ_{capped j} σ_ji, and the exact
   // cut for every group of receivers reached through the same capped pairs (a region's
   // receivers) — the cuts the loop would otherwise find one at a time.
+  bool exact_phase = false;
   auto add_exact_phase = [&] {
+    exact_phase = true;
     std::map<std::vector<int>, std::vector<int>> groups;
     for (int i = 0; i < n; ++i) {
       if (!G[i]) continue;
@@ -463,7 +465,6 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       }
     }
   };
-  bool exact_phase = false;
   auto finish = [&] {
     res.ok = true;
     if (!io.finish) return;
@@ -475,7 +476,6 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   // the exact cuts that LP had (on the receivers that still compute).
   if (io.start && io.start->exact_phase && !p.cap.empty()) {
     add_exact_phase();
-    exact_phase = true;
     for (const auto& [item, status] : io.start->status) {
       if (item.kind != K::Cut) continue;
       std::vector<int> T;
@@ -487,12 +487,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       seen[T] = 1;
     }
   }
-  // Cold: scaled, from an advanced basis. Warm: not scaled (a few pivots cost less than GLPK's
-  // scaling pass, and the rows are in units of β already).
-  if (!(io.start && start_from_basis(lp, items, *io.start))) {
-    glp_scale_prob(lp, GLP_SF_AUTO);
-    glp_adv_basis(lp, 0);
-  }
+  start_basis(lp, items, io.start);
   if (!solve_simplex(lp)) return res;
   res.rounds = 1;
   res.lower = floor * beta;
@@ -507,7 +502,6 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   if (!p.cap.empty() && !exact_phase) {
     read();
     add_exact_phase();
-    exact_phase = true;
     ++res.rounds;
     if (!solve_simplex(lp, /*dual=*/true)) return res;
   }

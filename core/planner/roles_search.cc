@@ -81,10 +81,10 @@ class Evaluator {
     cuts_[computes] = std::move(cuts);
     return rho;
   }
-  // The final bases of these roles' LPs (when recording).
-  PlanBases bases(const std::vector<bool>& computes) const {
+  // The final bases of these roles' LPs (when recording), handed over.
+  PlanBases take_bases(const std::vector<bool>& computes) {
     const auto it = bases_.find(computes);
-    return it == bases_.end() ? PlanBases{} : it->second;
+    return it == bases_.end() ? PlanBases{} : std::move(it->second);
   }
   // The transport cuts that bind in the averaging LP of these roles (after rate()).
   const std::vector<TransportCut>& cuts(const std::vector<bool>& computes) const {
@@ -707,6 +707,12 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   const int max_mips = limits.max_mips > 0 ? limits.max_mips : 40;
 
   Evaluator ev(p, start, record_bases);
+  // What the result says of the roles it settles on, besides their value.
+  auto describe_roles = [&] {
+    res.rate = ev.rate(res.computes);
+    res.split = ev.split(res.computes);
+    res.bases = ev.take_bases(res.computes);
+  };
   auto consider = [&](const std::vector<bool>& roles) {
     if (count_set(roles) < 2) return;
     if (!ev.at_least(roles, res.value) || ev.value(roles) <= res.value) return;
@@ -736,9 +742,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     if (keeps_up(p.can_compute)) {
       res.computes = p.can_compute;
       res.value = ev.compute(res.computes);
-      res.rate = ev.rate(res.computes);
-      res.split = ev.split(res.computes);
-      res.bases = ev.bases(res.computes);
+      describe_roles();
       res.bound = res.value;
       res.exact = res.everyone = true;
       res.evaluations = ev.evaluations();
@@ -969,11 +973,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   if (better > kBetter) res.bound = std::max(res.bound, cut_of());
   res.exact = res.bound <= res.value * (1 + kBetter);
   if (res.exact) res.bound = res.value;
-  if (!res.computes.empty()) {
-    res.rate = ev.rate(res.computes);
-    res.split = ev.split(res.computes);
-    res.bases = ev.bases(res.computes);
-  }
+  if (!res.computes.empty()) describe_roles();
   res.evaluations = ev.evaluations();
   return res;
 }

@@ -186,11 +186,7 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
     }
   }
   glp_prob* lp = model.load();
-  // Warm-started without scaling, as the averaging LP (its rows are normalised per link already).
-  if (!(start && start_from_basis(lp, items, *start))) {
-    glp_scale_prob(lp, GLP_SF_AUTO);
-    glp_adv_basis(lp, 0);
-  }
+  start_basis(lp, items, start);
   if (!solve_simplex(lp)) return res;
   res.ok = true;
   if (finish) record_basis(lp, items, finish);
