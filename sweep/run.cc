@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "sim/experiments/averaging_experiment.h"
+#include "sim/experiments/run_cost.h"
 #include "sim/experiments/training_experiment.h"
 #include "sweep/columns.h"
 #include "sweep/materialize.h"
@@ -77,6 +78,21 @@ RunResult skeleton(const SweepSpec& spec, const RunDesc& run) {
 }
 
 }  // namespace
+
+double expected_events(const SweepSpec& spec, const RunDesc& run) {
+  try {
+    const scenarios::Scenario sc = materialize(spec, run).scenario;
+    if (spec.experiment.run == Experiment::Training) {
+      return sim::expected_training_events(sc, spec.experiment.duration_s.value_or(sc.training.duration_s),
+                                           sc.training.dpu, sim::TrainingRunConfig{}.transport);
+    }
+    return sim::averaging_cost(sc, sc.averaging.strategy, spec.experiment.rounds.value_or(sc.averaging.rounds),
+                               spec.experiment.replay_rounds, /*carry_values=*/false, /*traced=*/false)
+        .events;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
 
 RunResult failed_result(const SweepSpec& spec, const RunDesc& run, Status status, std::string error) {
   RunResult r = skeleton(spec, run);

@@ -35,6 +35,10 @@ struct RunResult {
 // Never throws for a problem of the run itself: that becomes status error.
 RunResult execute_run(const SweepSpec& spec, const RunDesc& run);
 
+// The simulated events the run is expected to take (sim/experiments/run_cost.h), to hand the
+// costliest runs out first. 0 for a run whose scenario cannot be built: it fails at once.
+double expected_events(const SweepSpec& spec, const RunDesc& run);
+
 // A result that records why a run produced none (a worker that died).
 RunResult failed_result(const SweepSpec& spec, const RunDesc& run, Status status, std::string error);
 

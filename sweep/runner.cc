@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "sweep/dispatch_order.h"
 #include "sweep/local_pool.h"
 #include "sweep/materialize.h"
 #include "sweep/mpi_pool.h"
@@ -31,6 +32,16 @@ void remove_leftovers(const std::filesystem::path& runs) {
 }
 
 }  // namespace
+
+std::vector<std::size_t> dispatch_sequence(const SweepSpec& spec, const SweepPlan& plan,
+                                           const std::vector<std::size_t>& pending, unsigned workers) {
+  std::vector<double> cost(pending.size());
+  for (std::size_t k = 0; k < pending.size(); ++k) cost[k] = expected_events(spec, plan.runs[pending[k]]);
+  std::vector<std::size_t> order;
+  order.reserve(pending.size());
+  for (const std::size_t k : dispatch_order(cost, workers)) order.push_back(pending[k]);
+  return order;
+}
 
 SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o, const MpiSession& mpi) {
   const SweepPlan plan = make_plan(spec);
@@ -81,6 +92,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o, const MpiSe
     }
     out.skipped = progress.done;
     progress.to_run = pending.size();
+    pending = dispatch_sequence(spec, plan, pending, distributed ? mpi.size() - 1 : o.jobs);
     const auto start = Clock::now();
     const auto record = [&](std::size_t index, RunResult r) {
       progress.failed += r.status != Status::Ok;

@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "sweep/mpi_session.h"
+#include "sweep/plan.h"
 #include "sweep/spec.h"
 #include "sweep/table.h"
 
@@ -40,5 +42,11 @@ struct SweepOutcome {
 };
 
 SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options, const MpiSession& mpi);
+
+// The order in which run_sweep hands the `pending` runs of `plan` to `workers` workers: by their
+// expected events (run.h), costliest first (sweep/dispatch_order.h). In spec order a long run that
+// comes last keeps one worker busy while the others sit idle.
+std::vector<std::size_t> dispatch_sequence(const SweepSpec& spec, const SweepPlan& plan,
+                                           const std::vector<std::size_t>& pending, unsigned workers);
 
 }  // namespace swarmlab::sweep

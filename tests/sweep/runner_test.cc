@@ -1,0 +1,68 @@
+// The order a sweep hands its runs out (sweep/runner.h dispatch_sequence): costliest first by the
+// events the simulator is expected to take (sweep/run.h expected_events).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sweep/plan.h"
+#include "sweep/run.h"
+#include "sweep/runner.h"
+#include "sweep/spec_loader.h"
+#include "sweep_test_util.h"
+
+namespace swarmlab::sweep {
+namespace {
+
+using testing::kSource;
+
+SweepSpec dispatch_spec(const std::string& experiment, const std::string& axes) {
+  const std::string text = R"({"name": "t", "base": "../../../scenarios/sweeps/volunteers.json", "experiment": )" +
+                           experiment + R"(, "axes": )" + axes + "}";
+  return parse_sweep_spec(text, kSource + "/tests/sweep/specs/inline.json");
+}
+
+std::vector<std::size_t> all_runs(const SweepPlan& plan) {
+  std::vector<std::size_t> all;
+  for (const auto& r : plan.runs) all.push_back(r.index);
+  return all;
+}
+
+// Runs 0-3: 2 and 64 home peers (6 and 68 in all), each with AR and the planner.
+const std::string kTwoSizes = R"([{"name": "home", "set": "count", "group": "home", "values": [2, 64]},
+                               {"name": "strategy", "set": "strategy", "values": ["ar", "ours"], "crossed": true}])";
+
+TEST(SweepDispatch, LargerRunsAreExpectedToCostMoreAndGoFirst) {
+  for (const std::string experiment : {R"({"run": "averaging", "rounds": 3})", R"({"run": "training", "duration_s": "6h"})"}) {
+    SCOPED_TRACE(experiment);
+    const SweepSpec spec = dispatch_spec(experiment, kTwoSizes);
+    const SweepPlan plan = make_plan(spec);
+    ASSERT_EQ(plan.runs.size(), 4u);
+    // Events grow with the peers for each strategy (for training, less than in proportion: 68 peers
+    // take fewer steps than 6 in the same hours).
+    for (std::size_t small : {0u, 1u}) {
+      EXPECT_GT(expected_events(spec, plan.runs[small]), 0);
+      EXPECT_GT(expected_events(spec, plan.runs[small + 2]), 1.2 * expected_events(spec, plan.runs[small]));
+    }
+    const std::vector<std::size_t> order = dispatch_sequence(spec, plan, all_runs(plan), 2);
+    ASSERT_EQ(order.size(), 4u);
+    EXPECT_GE(order[0], 2u);  // a 68-peer run first
+    for (std::size_t k = 1; k < order.size(); ++k)
+      EXPECT_GE(expected_events(spec, plan.runs[order[k - 1]]), expected_events(spec, plan.runs[order[k]]));
+    // Only the pending runs are handed out.
+    EXPECT_EQ(dispatch_sequence(spec, plan, {0, 2}, 2), (std::vector<std::size_t>{2, 0}));
+  }
+}
+
+// A run whose scenario cannot be built fails at once: it is expected to cost nothing and goes last.
+TEST(SweepDispatch, RunsThatCannotBeBuiltGoLast) {
+  const SweepSpec spec = load_sweep_spec(kSource + "/tests/sweep/specs/failing.json");
+  const SweepPlan plan = make_plan(spec);
+  ASSERT_EQ(plan.runs.size(), 2u);
+  EXPECT_EQ(expected_events(spec, plan.runs[0]), 0);  // no datacenter peer, every home peer behind NAT
+  EXPECT_GT(expected_events(spec, plan.runs[1]), 0);
+  EXPECT_EQ(dispatch_sequence(spec, plan, all_runs(plan), 1), (std::vector<std::size_t>{1, 0}));
+}
+
+}  // namespace
+}  // namespace swarmlab::sweep
