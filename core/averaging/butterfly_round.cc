@@ -343,7 +343,7 @@ void ButterflyRound::on_link_failure(PeerId peer) {
 }
 
 void ButterflyRound::set_pacing(bool on) {
-  if (plan_.pace_bps.empty()) return;
+  if (!plan_.paced()) return;
   for (std::size_t j = 0; j < plan_.size(); ++j)
     if (j != me_ && plan_.pace(me_, j) > 0) env_.set_pacing(plan_.members[j], on ? plan_.pace(me_, j) : 0);
 }

@@ -137,12 +137,13 @@ RoundPlan make_round_plan(std::uint64_t round_id, const RoleAssignment& roles, s
         std::lower_bound(plan.members.begin(), plan.members.end(), static_cast<PeerId>(i)) - plan.members.begin()));
   if (roles.plan && !roles.plan->send_rate.empty()) {
     const std::size_t m = plan.members.size();
-    plan.pace_bps.assign(m * m, 0.0);
+    auto pace = std::make_shared<std::vector<double>>(m * m, 0.0);
     for (std::size_t i = 0; i < m; ++i)
       for (std::size_t j = 0; j < m; ++j)
         if (i != j)
-          plan.pace_bps[i * m + j] = roles.plan->send_rate[plan.members[i]][plan.members[j]] +
-                                     roles.plan->return_rate[plan.members[i]][plan.members[j]];
+          (*pace)[i * m + j] = roles.plan->send_rate[plan.members[i]][plan.members[j]] +
+                               roles.plan->return_rate[plan.members[i]][plan.members[j]];
+    plan.pace_bps = std::move(pace);
   }
   plan.validate();
   return plan;

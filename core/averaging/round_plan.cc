@@ -47,10 +47,10 @@ void RoundPlan::validate() const {
       if (members[i] == members[j]) throw std::invalid_argument("round plan: duplicate member " + std::to_string(members[i]));
   }
   if (sender_count() == 0) throw std::invalid_argument("round plan: nobody sends a vector");
-  if (!pace_bps.empty()) {
-    if (pace_bps.size() != members.size() * members.size())
+  if (paced()) {
+    if (pace_bps->size() != members.size() * members.size())
       throw std::invalid_argument("round plan: pacing needs members × members rates");
-    for (double r : pace_bps)
+    for (double r : *pace_bps)
       if (!(r >= 0) || std::isnan(r)) throw std::invalid_argument("round plan: pacing rates must be >= 0");
   }
   if (clip) clip->validate();

@@ -2,6 +2,7 @@
 // What every member of one averaging round agrees on before it starts: who takes part, with what
 // weight, which span of the flattened vector each member reduces, and how it travels.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -28,7 +29,9 @@ struct RoundPlan {
   // i to member j during the round (Environment::set_pacing). Empty, or 0 for a pair, means "as
   // fast as the network allows". The planner's a_ij + g_ij go here: fair sharing alone would split
   // a peer's upload evenly across its streams, not in the proportions the LP found optimal.
-  std::vector<double> pace_bps;
+  // Shared and never modified: every member of a round holds a copy of the plan, and copying the
+  // matrix into each cost O(members³) bytes a round (a third of a 132-peer run's time).
+  std::shared_ptr<const std::vector<double>> pace_bps;
   // Robust aggregation: reducers take the CenteredClip of each part's contributions instead of
   // their weighted mean (docs/trust.md §3). Rounds that carry no values have nothing to clip.
   std::optional<CenteredClip> clip;
@@ -52,7 +55,8 @@ struct RoundPlan {
   std::uint64_t part_first(std::size_t member, std::uint32_t part) const;
   std::uint64_t part_count(std::size_t member, std::uint32_t part) const;
   std::size_t sender_count() const;
-  double pace(std::size_t from, std::size_t to) const { return pace_bps.empty() ? 0 : pace_bps[from * size() + to]; }
+  bool paced() const { return pace_bps && !pace_bps->empty(); }
+  double pace(std::size_t from, std::size_t to) const { return paced() ? (*pace_bps)[from * size() + to] : 0; }
 
   // Throws std::invalid_argument unless the plan is self-consistent.
   void validate() const;
