@@ -174,10 +174,11 @@ double RolesCache::predicted_seconds(const RoleAssignment& roles, const planner:
 const RoundPlan& RolesCache::round_plan(std::uint64_t round_id, const RoleAssignment& roles,
                                         const std::vector<PeerId>& members, std::uint64_t length, codec::Codec codec,
                                         std::uint64_t part_bytes, const std::function<RoundPlan()>& build) {
-  if (plan_key_ && plan_key_->round_id == round_id && plan_key_->roles == &roles &&
-      plan_key_->generation == generation_ && plan_key_->length == length && plan_key_->codec == codec &&
-      plan_key_->part_bytes == part_bytes && plan_key_->members == members)
+  if (plan_key_ && plan_key_->roles == &roles && plan_key_->generation == generation_ && plan_key_->length == length &&
+      plan_key_->codec == codec && plan_key_->part_bytes == part_bytes && plan_key_->members == members) {
+    plan_key_->round_id = plan_.round_id = round_id;
     return plan_;
+  }
   plan_ = build();
   plan_key_ = PlanKey{round_id, &roles, generation_, members, length, codec, part_bytes};
   return plan_;

@@ -33,7 +33,8 @@ class RolesCache {
   // The round plan for `roles` (an entry of this cache) with these members, built by `build` unless
   // the previous call asked for the same: every member of a group that a process hosts builds the
   // same plan, a pure function of the round id, the roles, the members, the length and the
-  // encoding (at 256 members building it is O(n²) per member).
+  // encoding (at 256 members building it is O(n²) per member). When only the round id differs (the
+  // same group again, as in a static collaboration), the previous plan is reused with the new id.
   const RoundPlan& round_plan(std::uint64_t round_id, const RoleAssignment& roles, const std::vector<PeerId>& members,
                               std::uint64_t length, codec::Codec codec, std::uint64_t part_bytes,
                               const std::function<RoundPlan()>& build);
@@ -43,6 +44,9 @@ class RolesCache {
   double predicted_seconds(const RoleAssignment& roles, const planner::PlannerInput& input, std::uint64_t length,
                            codec::Codec codec);
 
+  // Increases whenever the cache starts over: a RoleAssignment pointer it returned stays valid
+  // while generation() is unchanged.
+  std::uint64_t generation() const { return generation_; }
   std::uint64_t solves() const { return solves_; }
   std::uint64_t hits() const { return hits_; }
 

@@ -387,7 +387,8 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   if (left_) return;
   if (!group) return schedule_fetch(config_.min_fetch_period);
   planner::PlannerInput input = round_input(*group);
-  if (!roles_for(*group, input) || phase_ != Phase::Training) return schedule_fetch(config_.min_fetch_period);
+  const averaging::RoleAssignment* roles = roles_for(*group, input);
+  if (!roles || phase_ != Phase::Training) return schedule_fetch(config_.min_fetch_period);
   // A group this peer averaged in before (a restarted leader whose draws repeat its predecessor's,
   // or a Begin replayed from the network): its parts would mix with the old round's. Decline it;
   // the other members see this peer drop out.
@@ -401,7 +402,7 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   round_step_ = std::max(step_, known_global_step_) + 1;
   group_formed_ = env_.now();
   if (events_.grouped) events_.grouped(*group, round_step_);
-  waiting_ = WaitingRound{std::move(*group), std::move(input)};
+  waiting_ = WaitingRound{std::move(*group), std::move(input), roles, config_.roles_cache->generation()};
   waiting_deadline_ = env_.now() + config_.group_timeout;
   wait_for_step();
 }
@@ -422,7 +423,7 @@ void CollaborativePeer::wait_for_step() {
   if (late || (own_in && (g.ready || !std::isfinite(g.eta_s)))) {
     const WaitingRound round = std::move(*waiting_);
     waiting_.reset();
-    return begin_round(round.group, round.input);
+    return begin_round(round);
   }
   // Until its own quota is in, on_samples wakes it; the timer is for the others and the deadline.
   const Seconds wait = own_in ? std::max(g.eta_s, 1e-3) : std::max(waiting_deadline_ - env_.now(), 1e-3);
@@ -452,10 +453,16 @@ const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking:
   return config_.roles_cache->roles(config_.strategy, input, server);
 }
 
-void CollaborativePeer::begin_round(const matchmaking::Group& group, const planner::PlannerInput& input) {
+void CollaborativePeer::begin_round(const WaitingRound& round) {
   env_.cancel(fetch_timer_);  // on_round_done reads the progress again
   fetch_timer_ = 0;
-  const averaging::RoleAssignment& roles = *roles_for(group, input);
+  const matchmaking::Group& group = round.group;
+  const planner::PlannerInput& input = round.input;
+  // Looked up again only if the cache started over meanwhile (roles are a pure function of the
+  // input, so the answer is the same).
+  const averaging::RoleAssignment& roles = round.roles_generation == config_.roles_cache->generation()
+                                               ? *round.roles
+                                               : *roles_for(group, input);
   averaging::RoundPlan plan = config_.roles_cache->round_plan(
       group.group_id, roles, group.peers(), learner_->parameter_count(), config_.codec, config_.part_bytes, [&] {
         return matchmaking::plan_for_group(group, roles, learner_->parameter_count(), config_.codec, config_.part_bytes);

@@ -196,7 +196,8 @@ class CollaborativePeer {
   void on_group(std::optional<matchmaking::Group> group);
   // Begins the round of waiting_ once the step is due, or schedules the next look.
   void wait_for_step();
-  void begin_round(const matchmaking::Group& group, const planner::PlannerInput& input);
+  struct WaitingRound;
+  void begin_round(const WaitingRound& round);
   void on_round_done(const averaging::RoundOutcome& outcome);
   void set_step(std::uint64_t step, std::uint64_t lineage);
 
@@ -227,6 +228,9 @@ class CollaborativePeer {
   struct WaitingRound {
     matchmaking::Group group;
     planner::PlannerInput input;
+    // The roles on_group found, valid while the roles cache's generation is unchanged.
+    const averaging::RoleAssignment* roles = nullptr;
+    std::uint64_t roles_generation = 0;
   };
   std::optional<WaitingRound> waiting_;
   // The members of the last group and their decoded capacities: consecutive groups usually have the

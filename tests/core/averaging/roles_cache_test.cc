@@ -57,5 +57,41 @@ TEST(RolesCache, PlannedRolesFollowTheMembersWhateverTheGroupOrder) {
   EXPECT_EQ(cache.solves(), 1u);
 }
 
+// Every member of a group builds the same plan: built once per round, and for the same group again
+// (a static collaboration) only its round id changes. Its pacing matrix is shared, not copied.
+TEST(RolesCache, RoundPlansAreBuiltOncePerGroupAndReusedWithTheNextRoundId) {
+  RolesCache cache;
+  const planner::PlannerInput input = peers_in({0, 1, 2, 1});
+  const RoleAssignment* roles = cache.roles(Strategy::Planned, input);
+  ASSERT_NE(roles, nullptr);
+  const std::vector<PeerId> members{10, 11, 12, 13};
+  int builds = 0;
+  const auto plan_for = [&](std::uint64_t round_id, const std::vector<PeerId>& who) {
+    return cache.round_plan(round_id, *roles, who, 1000, codec::Codec::Fp32, kDefaultPartBytes, [&] {
+      ++builds;
+      return make_round_plan(round_id, *roles, 1000, codec::Codec::Fp32);
+    });
+  };
+  const RoundPlan first = plan_for(5, members);
+  const RoundPlan again = plan_for(5, members);
+  EXPECT_EQ(builds, 1);
+  const RoundPlan next = plan_for(6, members);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(next.round_id, 6u);
+  EXPECT_EQ(first.round_id, 5u);
+  EXPECT_EQ(next.span_begin, first.span_begin);
+  EXPECT_EQ(next.weights, first.weights);
+  ASSERT_TRUE(first.paced());
+  EXPECT_EQ(next.pace_bps, first.pace_bps);  // the same matrix
+  EXPECT_EQ(again.pace_bps, first.pace_bps);
+  // Other members (here, another order): built again.
+  const RoundPlan other = plan_for(7, {13, 12, 11, 10});
+  EXPECT_EQ(builds, 2);
+  EXPECT_EQ(other.round_id, 7u);
+  const std::uint64_t generation = cache.generation();
+  EXPECT_EQ(cache.roles(Strategy::Planned, input), roles);  // same input, same entry
+  EXPECT_EQ(cache.generation(), generation);
+}
+
 }  // namespace
 }  // namespace swarmlab::core::averaging
