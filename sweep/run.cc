@@ -22,14 +22,27 @@ std::optional<double> finite(double v) {
   return v;
 }
 
-Metrics averaging_metrics(const SweepSpec& spec, const scenarios::Scenario& sc) {
+// How a run of the spec's experiment is configured: one place for what runs and what is estimated.
+sim::AveragingRunConfig averaging_config(const SweepSpec& spec, const scenarios::Scenario& sc) {
   sim::AveragingRunConfig cfg;
   cfg.strategy = sc.averaging.strategy;
   cfg.rounds = spec.experiment.rounds.value_or(sc.averaging.rounds);
   cfg.backend = spec.experiment.backend;
   cfg.coordination = sc.training.coordination;
   cfg.replay_rounds = spec.experiment.replay_rounds;
-  const sim::AveragingRunResult r = sim::run_averaging(sc, cfg);
+  return cfg;
+}
+
+sim::TrainingRunConfig training_config(const SweepSpec& spec) {
+  sim::TrainingRunConfig cfg;
+  cfg.backend = spec.experiment.backend;
+  cfg.replay_rounds = spec.experiment.replay_rounds;
+  cfg.duration_s = spec.experiment.duration_s;
+  return cfg;
+}
+
+Metrics averaging_metrics(const SweepSpec& spec, const scenarios::Scenario& sc) {
+  const sim::AveragingRunResult r = sim::run_averaging(sc, averaging_config(spec, sc));
   double max_round = 0, min_fraction = 1;
   std::uint64_t failures = 0, incomplete = 0, bytes = 0;
   for (const auto& round : r.rounds) {
@@ -51,11 +64,7 @@ Metrics averaging_metrics(const SweepSpec& spec, const scenarios::Scenario& sc) 
 }
 
 Metrics training_metrics(const SweepSpec& spec, const scenarios::Scenario& sc) {
-  sim::TrainingRunConfig cfg;
-  cfg.backend = spec.experiment.backend;
-  cfg.replay_rounds = spec.experiment.replay_rounds;
-  cfg.duration_s = spec.experiment.duration_s;
-  const sim::TrainingRunResult r = sim::run_training(sc, cfg);
+  const sim::TrainingRunResult r = sim::run_training(sc, training_config(spec));
   return {{"steps_per_hour", finite(r.steps_per_hour)},
           {"steps", static_cast<double>(r.steps)},
           {"mean_round_s", finite(r.mean_round_s)},
@@ -83,11 +92,12 @@ double expected_events(const SweepSpec& spec, const RunDesc& run) {
   try {
     const scenarios::Scenario sc = materialize(spec, run).scenario;
     if (spec.experiment.run == Experiment::Training) {
-      return sim::expected_training_events(sc, spec.experiment.duration_s.value_or(sc.training.duration_s),
-                                           sc.training.dpu, sim::TrainingRunConfig{}.transport);
+      const sim::TrainingRunConfig cfg = training_config(spec);
+      return sim::expected_training_events(sc, cfg.duration_s.value_or(sc.training.duration_s),
+                                           cfg.dpu.value_or(sc.training.dpu), cfg.transport);
     }
-    return sim::averaging_cost(sc, sc.averaging.strategy, spec.experiment.rounds.value_or(sc.averaging.rounds),
-                               spec.experiment.replay_rounds, /*carry_values=*/false, /*traced=*/false)
+    const sim::AveragingRunConfig cfg = averaging_config(spec, sc);
+    return sim::averaging_cost(sc, cfg.strategy, cfg.rounds, cfg.replay_rounds, cfg.carry_values, /*traced=*/false)
         .events;
   } catch (const std::exception&) {
     return 0;
