@@ -194,7 +194,8 @@ const bool albert_registered = register_command(
           const scenarios::Scenario& sc = loaded.back();
           scenarios::require_collaboration(sc, "albert");
           if (sc.averaging.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, false, "swarmlab albert");
-          sim::check_budget(sim::training_cost(sc, *cfg.duration_s), args->budget, sc.source,
+          sim::check_budget(sim::training_cost(sc, *cfg.duration_s, cfg.dpu.value_or(sc.training.dpu), cfg.transport),
+                            args->budget, sc.source,
                             "peers, workload, training.metrics_interval_s");
         }
         if (!args->out.empty()) {

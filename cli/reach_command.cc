@@ -49,10 +49,14 @@ const bool reach_registered = register_command(
         if (clients == 0)
           throw core::InputError(sc.source, "peers", "expected at least one peer with reachability \"client\" (nothing to traverse)");
         sim::check_planner_size(sc, false, "swarmlab reach");  // every variant solves the planner
-        // Four runs, the last two relaying: the costliest, counted four times.
+        // Four runs, with and without traversal: the costlier, counted four times.
         scenarios::Scenario relayed = sc;
         if (!relayed.nat_traversal) relayed.nat_traversal = scenarios::NatTraversalSpec{};
-        sim::RunCost cost = sim::training_cost(relayed, a->hours ? *a->hours * 3600 : sc.training.duration_s);
+        const double duration_s = a->hours ? *a->hours * 3600 : sc.training.duration_s;
+        const sim::TransportAssumptions transport;
+        sim::RunCost cost = sim::training_cost(relayed, duration_s, sc.training.dpu, transport);
+        if (sim::RunCost direct = sim::training_cost(sc, duration_s, sc.training.dpu, transport); direct.events > cost.events)
+          cost = direct;
         cost.events *= 4;
         sim::check_budget(cost, a->budget, sc.source, "peers, workload, training.duration_s, training.metrics_interval_s");
         if (!a->out.empty()) prepare_out_dir(a->out, "--out");

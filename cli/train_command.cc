@@ -53,14 +53,14 @@ const bool train_registered = register_command(
         scenarios::require_collaboration(sc, "train");
         if (a->auth && !sc.auth) sc.auth = scenarios::AuthSpec{};
         if (sc.averaging.strategy == core::averaging::Strategy::Planned) sim::check_planner_size(sc, false, "swarmlab train");
-        sim::check_budget(sim::training_cost(sc, a->hours > 0 ? a->hours * 3600 : sc.training.duration_s), a->budget,
-                          sc.source, "peers, workload, training.duration_s, training.metrics_interval_s");
-        if (!a->out.empty()) prepare_out_dir(a->out, "--out");
         sim::TrainingRunConfig cfg;
         cfg.backend = a->backend;
         cfg.replay_rounds = !a->no_replay;
         if (a->hours > 0) cfg.duration_s = a->hours * 3600;
         if (!a->coordination.empty()) cfg.coordination = *core::parse_name(scenarios::kCoordinationNames, a->coordination);
+        sim::check_budget(sim::training_cost(sc, cfg.duration_s.value_or(sc.training.duration_s), sc.training.dpu, cfg.transport),
+                          a->budget, sc.source, "peers, workload, training.duration_s, training.metrics_interval_s");
+        if (!a->out.empty()) prepare_out_dir(a->out, "--out");
         const sim::TrainingRunResult r = sim::run_training(sc, cfg);
         if (!a->out.empty()) analysis::write_training_outputs(r, a->out, sc.name);
         if (a->json) {

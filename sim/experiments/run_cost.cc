@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <optional>
 
 #include "core/codec/codec.h"
 #include "core/input_error.h"
@@ -33,6 +34,12 @@ constexpr double kBytesPerDhtPeer = 48 * 1024;
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, v < 1e6 ? "%.0f" : "%.2g", v);
+  return buf;
+}
+
+std::string three_digits(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
 
@@ -73,7 +80,45 @@ RunCost averaging_cost(const scenarios::Scenario& sc, core::averaging::Strategy 
   return c;
 }
 
-RunCost training_cost(const scenarios::Scenario& sc, double duration_s) {
+namespace {
+
+// A DeDLOC step as the core predicts it at the starting capacities: the pooled compute's time for
+// the target batch, and the averaging round's. nullopt where no prediction applies.
+struct PredictedStep {
+  double compute_s = 0, round_s = 0;
+  double seconds(bool dpu) const { return dpu ? std::max(compute_s, round_s) : compute_s + round_s; }
+};
+
+std::optional<PredictedStep> predicted_step(const scenarios::Scenario& sc, const TransportAssumptions& transport) {
+  double sps = 0;
+  for (const auto& p : sc.peers) sps += p.compute_sps;
+  if (sc.training.mode != core::training::Mode::Dedloc || !(sps > 0) || sc.peers.size() < 2 ||
+      sc.peers.size() > core::limits::kMaxPlannerPeers)
+    return std::nullopt;
+  PredictedStep step;
+  step.compute_s = static_cast<double>(sc.workload.target_batch) / sps;
+  try {
+    const core::planner::PlannerInput input = planner_input(sc, transport);
+    const auto roles = core::averaging::assign_roles(sc.averaging.strategy, input, sc.averaging.ps_peer);
+    step.round_s = core::averaging::predicted_round_seconds(roles, input, sc.workload.parameters, sc.workload.wire_precision);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (!std::isfinite(step.round_s)) return std::nullopt;
+  return step;
+}
+
+// Whether the peers and their links stay as they start for the whole run.
+bool static_collaboration(const scenarios::Scenario& sc) {
+  if (!sc.failures.empty() || !sc.churn.events.empty() || !sc.bandwidth.events.empty()) return false;
+  for (const auto& p : sc.peers)
+    if (p.failure_rate > 0 || p.join_s || p.leave_s) return false;
+  return true;
+}
+
+}  // namespace
+
+RunCost training_cost(const scenarios::Scenario& sc, double duration_s, bool dpu, const TransportAssumptions& transport) {
   const double n = static_cast<double>(sc.peers.size());
   double sps = 0;
   for (const auto& p : sc.peers) sps += p.compute_sps;
@@ -81,8 +126,17 @@ RunCost training_cost(const scenarios::Scenario& sc, double duration_s) {
   const double interval = sc.training.metrics_interval_s;
   // Steps: at most the pooled compute over the target batch (DiLoCo: a local step per local batch).
   const double batch = static_cast<double>(sc.workload.target_batch);
-  const double steps = duration_s * sps / batch;
-  const double compute_calls = duration_s * sps / micro;
+  double steps = duration_s * sps / batch;
+  double compute_calls = duration_s * sps / micro;
+  std::string bounded_by = "compute";
+  if (const auto step = static_collaboration(sc) ? predicted_step(sc, transport) : std::nullopt;
+      step && 2 * duration_s / step->seconds(dpu) < steps) {
+    // Twice the steps the predicted round time allows; without delayed updates the peers compute
+    // only between rounds.
+    steps = 2 * duration_s / step->seconds(dpu);
+    if (!dpu) compute_calls = std::min(compute_calls, steps * batch / micro);
+    bounded_by = "rounds of " + three_digits(step->round_s) + " s";
+  }
   // Each step is an averaging round; identical ones are replayed, but count each as n messages at least.
   const double gradient = static_cast<double>(core::codec::encoded_size(sc.workload.wire_precision, sc.workload.parameters));
   const double parts = std::ceil(gradient / static_cast<double>(sc.averaging.part_bytes));
@@ -95,36 +149,23 @@ RunCost training_cost(const scenarios::Scenario& sc, double duration_s) {
   c.events = compute_calls * 2 + steps * n * kEventsPerMessage + simulated_rounds * round_messages * kEventsPerMessage;
   c.memory_bytes = n * kBytesPerPeer + round_messages * kBytesPerQueuedMessage + buckets * 64 * (1 + n) + steps * 64 +
                    3 * n * n * 8;
-  c.what = num(n) + " peers computing " + num(sps) + " samples/s for " + num(duration_s) + " s: about " + num(steps) +
-           " optimizer steps of " + num(batch) + " samples, " + num(compute_calls) + " compute calls of " + num(micro) +
-           " samples, " + num(round_messages) + " messages per averaging round, " + num(buckets) + " metrics buckets of " +
-           num(interval) + " s";
+  c.what = num(n) + " peers computing " + num(sps) + " samples/s for " + num(duration_s) + " s: at most " + num(steps) +
+           " optimizer steps of " + num(batch) + " samples (bound by " + bounded_by + "), " + num(compute_calls) +
+           " compute calls of " + num(micro) + " samples, " + num(round_messages) + " messages per averaging round, " +
+           num(buckets) + " metrics buckets of " + num(interval) + " s";
   return c;
 }
 
 double expected_training_events(const scenarios::Scenario& sc, double duration_s, bool dpu,
                                 const TransportAssumptions& transport) {
-  const double bound = training_cost(sc, duration_s).events;
-  const double n = static_cast<double>(sc.peers.size());
-  double sps = 0;
-  for (const auto& p : sc.peers) sps += p.compute_sps;
-  if (sc.training.mode != core::training::Mode::Dedloc || !(sps > 0) || n < 2 ||
-      n > static_cast<double>(core::limits::kMaxPlannerPeers))
-    return bound;
-  double round_s = 0;
-  try {
-    const core::planner::PlannerInput input = planner_input(sc, transport);
-    const auto roles = core::averaging::assign_roles(sc.averaging.strategy, input, sc.averaging.ps_peer);
-    round_s = core::averaging::predicted_round_seconds(roles, input, sc.workload.parameters, sc.workload.wire_precision);
-  } catch (const std::exception&) {
-    return bound;
-  }
-  if (!std::isfinite(round_s)) return bound;
-  const double batch = static_cast<double>(sc.workload.target_batch);
-  const double compute_s = batch / sps;
-  const double steps = duration_s / (dpu ? std::max(compute_s, round_s) : compute_s + round_s);
+  const double bound = training_cost(sc, duration_s, dpu, transport).events;
+  const auto step = predicted_step(sc, transport);
+  if (!step) return bound;
+  const double steps = duration_s / step->seconds(dpu);
   // Per step: one event per micro-batch, and the members' round (replayed: a few events each).
+  const double batch = static_cast<double>(sc.workload.target_batch);
   const double micro = static_cast<double>(std::max<std::uint64_t>(sc.training.micro_batch, 1));
+  const double n = static_cast<double>(sc.peers.size());
   return std::min(bound, steps * (batch / micro + n * kEventsPerReplayedPeerRound));
 }
 

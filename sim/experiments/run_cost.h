@@ -33,9 +33,13 @@ struct RunCost {
 // replayed; `traced`: every message becomes a span in trace.json.
 RunCost averaging_cost(const scenarios::Scenario& sc, core::averaging::Strategy strategy, std::uint64_t rounds,
                        bool replay, bool carry_values, bool traced);
-// Collaborative training over `duration_s` (swarmlab train, albert).
-RunCost training_cost(const scenarios::Scenario& sc, double duration_s);
-// The events such a run is expected to take, for ordering runs (swarmlab albert), where
+// Collaborative training over `duration_s` (swarmlab train, albert, reach). Steps are at most the
+// pooled compute over the target batch. Where the scenario's membership and capacities never change
+// (no joins, leaves, churn, bandwidth trace or failures), the core's predicted round time bounds
+// them too, with a margin of 2: an averaging-bound swarm takes far fewer steps, and its peers wait
+// instead of computing (without delayed updates).
+RunCost training_cost(const scenarios::Scenario& sc, double duration_s, bool dpu, const TransportAssumptions& transport);
+// The events such a run is expected to take, for ordering runs (swarmlab albert, sweep), where
 // training_cost bounds them: a DeDLOC step takes its compute plus, without delayed updates, the
 // round time the core predicts for the scenario's strategy at the starting capacities, so
 // averaging-bound setups take fewer steps and fewer events. training_cost's count where that
