@@ -199,6 +199,7 @@ struct RolesResult {
   bool warm = false;           // the incumbent came from the hint
   std::int64_t nodes = 0;      // branch-and-bound nodes, all MIPs together
   int mips = 0;                // MIPs solved
+  int enumerated = 0;          // cases settled by testing each of their few role sets instead
   int evaluations = 0;         // averaging LPs solved for candidate roles
 };
 

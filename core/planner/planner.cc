@@ -403,8 +403,9 @@ Plan solve_from(const PlannerInput& input, const PlannerOptions& options,
 
   std::string how = "roles: incumbent from " +
                     std::string(roles.warm ? "the previous roles" : "nested bandwidth thresholds") +
-                    " (" + std::to_string(roles.evaluations) + " averaging LPs), then " +
-                    std::to_string(roles.mips) + " glpk branch-and-cut MIPs on the aggregated " +
+                    " (" + std::to_string(roles.evaluations) + " averaging LPs), then ";
+  if (roles.enumerated > 0) how += std::to_string(roles.enumerated) + " cases tested role set by role set and ";
+  how += std::to_string(roles.mips) + " glpk branch-and-cut MIPs on the aggregated " +
                     "roles model (" + std::to_string(roles.nodes) + " nodes)";
   how += roles.exact ? ", proven optimal"
                      : ", proven within " + number(100 * plan.roles_gap) + "% of optimal" +

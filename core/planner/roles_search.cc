@@ -17,6 +17,11 @@ namespace {
 constexpr double kBetter = 1e-6;
 // Transport cuts kept per case (each adds a row to its MIP).
 constexpr int kMaxCaseCuts = 40;
+// A case with at most kScanRoleSets role sets, of which at most kFewRoleSets (at 24 peers; fewer
+// above, see few_role_sets) pass the bounds without an LP, is settled by testing each set instead
+// of a MIP (README.md, "The roles search").
+constexpr int kScanRoleSets = 2000;
+constexpr int kFewRoleSets = 16;
 
 
 // Values of candidate roles: cheap bounds first (the aggregated form's first solve above, the best
@@ -879,6 +884,45 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     }
     return std::min(b, spans);
   };
+  // The role sets of a case with m computing peers that the bounds without an LP leave above the
+  // cut, when the case has at most kScanRoleSets sets and at most kFewRoleSets remain: m of its
+  // eligible peers, some in each of its regions, in lexicographic order.
+  // An averaging LP grows with n², a case's MIP about with n: at 48 peers four tests cost about as
+  // much as the MIP (measured on the held-out compositions), so the limit falls with n².
+  const double above_24 = std::max(n, 24) / 24.0;
+  const int few = std::max(1, static_cast<int>(kFewRoleSets / (above_24 * above_24)));
+  auto few_role_sets = [&](const Scope& sc, int m, double cut) -> std::optional<std::vector<std::vector<bool>>> {
+    std::vector<int> pool;
+    for (int i = 0; i < n; ++i) {
+      if (sc.eligible[i]) pool.push_back(i);
+    }
+    const int e = static_cast<int>(pool.size());
+    if (m > e) return std::vector<std::vector<bool>>{};
+    double count = 1;  // C(e, m)
+    for (int i = 0; i < e - m; ++i) count = count * (e - i) / (i + 1);
+    if (count > kScanRoleSets + 0.5) return std::nullopt;
+    std::vector<std::vector<bool>> sets;
+    std::vector<int> left(e - m);  // the pool positions that do not compute, increasing
+    for (int i = 0; i < e - m; ++i) left[i] = i;
+    for (;;) {
+      std::vector<bool> roles = sc.eligible;
+      for (int i : left) roles[pool[i]] = false;
+      bool every_region = true;
+      for (const auto& members : sc.active) {
+        every_region = every_region && std::any_of(members.begin(), members.end(), [&](int i) { return roles[i]; });
+      }
+      if (every_region && ev.compute(roles) >= cut && compact_download_bound(p, roles) >= cut) {
+        if (static_cast<int>(sets.size()) == few) return std::nullopt;
+        sets.push_back(std::move(roles));
+      }
+      int i = e - m - 1;
+      while (i >= 0 && left[i] == m + i) --i;
+      if (i < 0) break;
+      ++left[i];
+      for (int j = i + 1; j < e - m; ++j) left[j] = left[j - 1] + 1;
+    }
+    return sets;
+  };
   std::vector<Case> cases;
   {
     const unsigned masks = regions.empty() ? 1u : (1u << regions.size());
@@ -922,8 +966,25 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     const double cheap = case_bound(cs, cut);
     cs.bound = std::min(cs.bound, cheap);
     if (!(cheap > cut)) continue;
-    --budget;
     const Scope& sc = scope_of(cs.mask, cut);
+    if (auto sets = few_role_sets(sc, cs.m, cut)) {
+      // Few role sets (all but a few eligible peers compute, or the rest fail the bounds without
+      // an LP): each is tested as the incumbent search tests roles, cheaper than a MIP that
+      // restates the averaging LP with hundreds of big-M rows.
+      for (const std::vector<bool>& roles : *sets) {
+        if (std::find(excluded.begin(), excluded.end(), roles) != excluded.end()) continue;
+        if (!ev.at_least(roles, cut_of())) continue;
+        res.value = ev.value(roles);
+        res.computes = roles;
+        excluded.push_back(roles);
+      }
+      ++res.enumerated;
+      st.closed = true;
+      st.mip.reset();
+      cs.bound = -kInf;
+      continue;
+    }
+    --budget;
     if (!st.mip) {
       st.mip = std::make_unique<CaseMip>(p, cs.m, cut, sc.eligible, sc.active, sc.span_cap);
     } else {
