@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/checks.h"
 #include "cli/command.h"
 #include "cli/progress.h"
 #include "sweep/materialize.h"
@@ -28,6 +29,7 @@ struct SweepArgs {
   bool quiet = false;
   bool dry_run = false;
   long long scenario_of = -1;
+  sim::RunBudget budget;
 };
 
 std::string duration_text(double s) {
@@ -89,6 +91,7 @@ const bool sweep_registered = register_command(
                    "leave the wall_s column out of results.csv, which is then byte-identical for every --jobs and "
                    "MPI layout (runs_wall.csv always has the times)");
       sub.add_flag("--retry-failed", a->retry_failed, "run again the runs stored as failed");
+      add_budget_options(sub, a->budget);
       sub.add_flag("--quiet", a->quiet, "no progress bar");
       sub.add_flag("--dry-run", a->dry_run, "print the plan (runs, compositions, axis values) and run nothing");
       sub.add_option("--scenario-of", a->scenario_of, "print the scenario JSON of run N and run nothing");
@@ -110,6 +113,7 @@ const bool sweep_registered = register_command(
         o.jobs = a->jobs ? a->jobs : default_jobs();
         o.with_wall_time = !a->no_wall_time;
         o.retry_failed = a->retry_failed;
+        o.budget = a->budget;
         auto bar = std::make_shared<Progress>("sweep " + spec.name, a->quiet);
         o.progress = [bar](const sweep::SweepProgress& p) {
           std::string note = p.failed ? std::to_string(p.failed) + " failed" : "";

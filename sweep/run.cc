@@ -76,6 +76,17 @@ Metrics training_metrics(const SweepSpec& spec, const scenarios::Scenario& sc) {
           {"events", static_cast<double>(r.events)}};
 }
 
+// The bound on what the run costs (not the expectation that orders runs).
+sim::RunCost run_cost(const SweepSpec& spec, const scenarios::Scenario& sc) {
+  if (spec.experiment.run == Experiment::Training) {
+    const sim::TrainingRunConfig cfg = training_config(spec);
+    return sim::training_cost(sc, cfg.duration_s.value_or(sc.training.duration_s), cfg.dpu.value_or(sc.training.dpu),
+                              cfg.transport);
+  }
+  const sim::AveragingRunConfig cfg = averaging_config(spec, sc);
+  return sim::averaging_cost(sc, cfg.strategy, cfg.rounds, cfg.replay_rounds, cfg.carry_values, /*traced=*/false);
+}
+
 RunResult skeleton(const SweepSpec& spec, const RunDesc& run) {
   RunResult r;
   r.index = run.index;
@@ -96,9 +107,7 @@ double expected_events(const SweepSpec& spec, const RunDesc& run) {
       return sim::expected_training_events(sc, cfg.duration_s.value_or(sc.training.duration_s),
                                            cfg.dpu.value_or(sc.training.dpu), cfg.transport);
     }
-    const sim::AveragingRunConfig cfg = averaging_config(spec, sc);
-    return sim::averaging_cost(sc, cfg.strategy, cfg.rounds, cfg.replay_rounds, cfg.carry_values, /*traced=*/false)
-        .events;
+    return run_cost(spec, sc).events;
   } catch (const std::exception&) {
     return 0;
   }
@@ -111,7 +120,7 @@ RunResult failed_result(const SweepSpec& spec, const RunDesc& run, Status status
   return r;
 }
 
-RunResult execute_run(const SweepSpec& spec, const RunDesc& run) {
+RunResult execute_run(const SweepSpec& spec, const RunDesc& run, const sim::RunBudget& budget) {
   RunResult r;
   try {
     r = skeleton(spec, run);
@@ -121,6 +130,8 @@ RunResult execute_run(const SweepSpec& spec, const RunDesc& run) {
     r.client_peers = static_cast<std::size_t>(std::count_if(peers.begin(), peers.end(), [](const auto& p) {
       return p.reachability == scenarios::Reachability::Client;
     }));
+    sim::check_budget(run_cost(spec, m.scenario), budget, m.scenario.source,
+                      "run " + std::to_string(run.index) + " (the scenario the sweep builds for it)");
     r.metrics = spec.experiment.run == Experiment::Training ? training_metrics(spec, m.scenario)
                                                             : averaging_metrics(spec, m.scenario);
   } catch (const std::exception& e) {

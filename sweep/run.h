@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/experiments/run_cost.h"
 #include "sweep/plan.h"
 #include "sweep/spec.h"
 
@@ -32,8 +33,10 @@ struct RunResult {
   std::vector<std::pair<std::string, std::optional<double>>> metrics;  // sweep/columns.h order; empty unless ok
 };
 
-// Never throws for a problem of the run itself: that becomes status error.
-RunResult execute_run(const SweepSpec& spec, const RunDesc& run);
+// Never throws for a problem of the run itself: that becomes status error. So does a run whose
+// estimated cost exceeds `budget` (sim/experiments/run_cost.h, the bound swarmlab sim and train
+// check): it is not started, and its error gives the estimate and the flags that raise the budget.
+RunResult execute_run(const SweepSpec& spec, const RunDesc& run, const sim::RunBudget& budget);
 
 // The simulated events the run is expected to take (sim/experiments/run_cost.h), to hand the
 // costliest runs out first. 0 for a run whose scenario cannot be built: it fails at once.

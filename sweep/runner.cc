@@ -59,7 +59,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o, const MpiSe
       const RunDesc* run = index < plan.runs.size() ? &plan.runs[index] : nullptr;
       const RunResult result =
           run && keys[index] == key
-              ? execute_run(spec, *run)
+              ? execute_run(spec, *run, o.budget)
               : failed_result(spec, run ? *run : plan.runs.front(), Status::Error,
                               "MPI rank " + std::to_string(mpi.rank()) + " on " + mpi.host() +
                                   " planned a different run " + std::to_string(index) +
@@ -121,7 +121,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& o, const MpiSe
           pending, o.jobs,
           [&](std::size_t index) {
             const auto t0 = Clock::now();
-            const RunResult r = execute_run(spec, plan.runs[index]);
+            const RunResult r = execute_run(spec, plan.runs[index], o.budget);
             store.write_wall(index, {seconds_since(t0), "local pid " + std::to_string(::getpid())});
             store.write(spec, r);
             return 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/experiments/run_cost.h"
 #include "sweep/mpi_session.h"
 #include "sweep/plan.h"
 #include "sweep/spec.h"
@@ -28,6 +29,7 @@ struct SweepOptions {
   unsigned jobs = 1;           // local processes (ignored under MPI: one run per worker rank)
   bool with_wall_time = true;  // append wall_s to results.csv (the only column that is not deterministic)
   bool retry_failed = false;   // run again the runs stored as failed
+  sim::RunBudget budget;       // a run estimated past it is stored as failed, not run (run.h)
   std::function<void(const SweepProgress&)> progress;  // on the process that gathers results
 };
 

@@ -1,5 +1,6 @@
 // The order a sweep hands its runs out (sweep/runner.h dispatch_sequence): costliest first by the
-// events the simulator is expected to take (sweep/run.h expected_events).
+// events the simulator is expected to take (sweep/run.h expected_events); and the budget each run
+// is checked against before it starts (execute_run).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -62,6 +63,28 @@ TEST(SweepDispatch, RunsThatCannotBeBuiltGoLast) {
   EXPECT_EQ(expected_events(spec, plan.runs[0]), 0);  // no datacenter peer, every home peer behind NAT
   EXPECT_GT(expected_events(spec, plan.runs[1]), 0);
   EXPECT_EQ(dispatch_sequence(spec, plan, all_runs(plan), 1), (std::vector<std::size_t>{1, 0}));
+}
+
+// A run estimated past the budget is not run: it is a failed result naming the estimate and the
+// flags, as swarmlab sim and train refuse such a run, and the other runs go on.
+TEST(SweepBudget, RunsPastTheBudgetFailWithTheEstimateAndTheOthersRun) {
+  const SweepSpec spec = dispatch_spec(R"({"run": "averaging", "rounds": 3})", kTwoSizes);
+  const SweepPlan plan = make_plan(spec);
+  ASSERT_EQ(plan.runs.size(), 4u);
+  sim::RunBudget budget;
+  // Between the 6-peer and the 68-peer runs' estimates (both planner runs).
+  budget.max_events = 2 * expected_events(spec, plan.runs[1]);
+  ASSERT_LT(budget.max_events, expected_events(spec, plan.runs[3]));
+  const RunResult small = execute_run(spec, plan.runs[1], budget);
+  EXPECT_EQ(small.status, Status::Ok) << small.error;
+  EXPECT_FALSE(small.metrics.empty());
+  const RunResult large = execute_run(spec, plan.runs[3], budget);
+  EXPECT_EQ(large.status, Status::Error);
+  EXPECT_TRUE(large.metrics.empty());
+  EXPECT_EQ(large.peers, 68u);
+  for (const char* part : {"run 3", "estimated at", "68 peers", "--max-events"})
+    EXPECT_NE(large.error.find(part), std::string::npos) << part << " in: " << large.error;
+  EXPECT_EQ(execute_run(spec, plan.runs[3], sim::RunBudget{}).status, Status::Ok);
 }
 
 }  // namespace
