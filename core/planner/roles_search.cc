@@ -884,13 +884,13 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     }
     return std::min(b, spans);
   };
-  // The role sets of a case with m computing peers that the bounds without an LP leave above the
-  // cut, when the case has at most kScanRoleSets sets and at most kFewRoleSets remain: m of its
-  // eligible peers, some in each of its regions, in lexicographic order.
   // An averaging LP grows with n², a case's MIP about with n: at 48 peers four tests cost about as
   // much as the MIP (measured on the held-out compositions), so the limit falls with n².
   const double above_24 = std::max(n, 24) / 24.0;
   const int few = std::max(1, static_cast<int>(kFewRoleSets / (above_24 * above_24)));
+  // The role sets of a case with m computing peers that the bounds without an LP leave above the
+  // cut, when the case has at most kScanRoleSets sets and at most `few` remain: m of its eligible
+  // peers, some in each of its regions, in lexicographic order. nullopt: too many, use the MIP.
   auto few_role_sets = [&](const Scope& sc, int m, double cut) -> std::optional<std::vector<std::vector<bool>>> {
     std::vector<int> pool;
     for (int i = 0; i < n; ++i) {
