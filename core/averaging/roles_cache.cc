@@ -122,7 +122,19 @@ const RoleAssignment* RolesCache::roles(Strategy strategy, const planner::Planne
     return last_->roles;
   }
   const RoleAssignment* found = lookup(strategy, input, server);
-  last_ = LastLookup{strategy, server, input, found, generation_};
+  last_ = LastLookup{strategy, server, input, nullptr, found, generation_};
+  return found;
+}
+
+const RoleAssignment* RolesCache::roles(Strategy strategy, const std::shared_ptr<const planner::PlannerInput>& input,
+                                        std::optional<std::size_t> server) {
+  if (last_ && last_->shared == input && last_->generation == generation_ && last_->strategy == strategy &&
+      last_->server == server) {
+    ++hits_;
+    return last_->roles;
+  }
+  const RoleAssignment* found = roles(strategy, *input, server);
+  last_->shared = input;
   return found;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -28,6 +29,10 @@ class RolesCache {
   // computes, or the strategy cannot run with these members (assign_roles refuses). `server` fixes
   // the parameter server (a member index) for that strategy.
   const RoleAssignment* roles(Strategy strategy, const planner::PlannerInput& input,
+                              std::optional<std::size_t> server = std::nullopt);
+  // The same for an input that the members asking share (core/training/group_input_cache.h): when
+  // it is the object the previous call had, the answer comes without comparing inputs.
+  const RoleAssignment* roles(Strategy strategy, const std::shared_ptr<const planner::PlannerInput>& input,
                               std::optional<std::size_t> server = std::nullopt);
 
   // The round plan for `roles` (an entry of this cache) with these members, built by `build` unless
@@ -73,6 +78,7 @@ class RolesCache {
     Strategy strategy = Strategy::AllReduce;
     std::optional<std::size_t> server;
     planner::PlannerInput input;
+    std::shared_ptr<const planner::PlannerInput> shared;  // when the caller shared it
     const RoleAssignment* roles = nullptr;
     std::uint64_t generation = 0;
   };

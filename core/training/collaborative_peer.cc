@@ -59,6 +59,7 @@ CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig c
       averager_ = std::make_unique<averaging::AveragingService>(env_, limits_.get());
   }
   if (!config_.roles_cache) config_.roles_cache = std::make_shared<averaging::RolesCache>();
+  if (!config_.group_inputs) config_.group_inputs = std::make_shared<GroupInputCache>();
   state_ = std::make_unique<StateService>(env_, config_.state, [this](const StateWanted& wanted) -> std::optional<StateSnapshot> {
     if (wanted.updates) return kept_updates(wanted.since_step, wanted.since_lineage);
     StateSnapshot snap;
@@ -386,7 +387,7 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // meanwhile: look again.
   if (left_) return;
   if (!group) return schedule_fetch(config_.min_fetch_period);
-  planner::PlannerInput input = round_input(*group);
+  std::shared_ptr<const planner::PlannerInput> input = round_input(*group);
   const averaging::RoleAssignment* roles = roles_for(*group, input);
   if (!roles || phase_ != Phase::Training) return schedule_fetch(config_.min_fetch_period);
   // A group this peer averaged in before (a restarted leader whose draws repeat its predecessor's,
@@ -433,20 +434,14 @@ void CollaborativePeer::wait_for_step() {
   });
 }
 
-planner::PlannerInput CollaborativePeer::round_input(const matchmaking::Group& group) {
-  if (group.members != decoded_members_) {
-    decoded_capacities_ = matchmaking::group_capacities(group);
-    decoded_members_ = group.members;
-  }
-  planner::PlannerInput input = decoded_capacities_;
-  if (config_.reachability) config_.reachability->add_routes(input, group.peers());
-  input.target_batch = static_cast<double>(config_.quota > 0 ? config_.quota : config_.target_batch);
-  input.gradient_bits = 8.0 * static_cast<double>(codec::encoded_size(config_.codec, learner_->parameter_count()));
-  return input;
+std::shared_ptr<const planner::PlannerInput> CollaborativePeer::round_input(const matchmaking::Group& group) {
+  return config_.group_inputs->input(
+      group, static_cast<double>(config_.quota > 0 ? config_.quota : config_.target_batch),
+      8.0 * static_cast<double>(codec::encoded_size(config_.codec, learner_->parameter_count())), config_.reachability);
 }
 
-const averaging::RoleAssignment* CollaborativePeer::roles_for(const matchmaking::Group& group,
-                                                              const planner::PlannerInput& input) {
+const averaging::RoleAssignment* CollaborativePeer::roles_for(
+    const matchmaking::Group& group, const std::shared_ptr<const planner::PlannerInput>& input) {
   std::optional<std::size_t> server;
   if (config_.strategy == averaging::Strategy::ParameterServer && config_.parameter_server)
     server = group.index_of(*config_.parameter_server);
@@ -457,12 +452,12 @@ void CollaborativePeer::begin_round(const WaitingRound& round) {
   env_.cancel(fetch_timer_);  // on_round_done reads the progress again
   fetch_timer_ = 0;
   const matchmaking::Group& group = round.group;
-  const planner::PlannerInput& input = round.input;
+  const planner::PlannerInput& input = *round.input;
   // Looked up again only if the cache started over meanwhile (roles are a pure function of the
   // input, so the answer is the same).
   const averaging::RoleAssignment& roles = round.roles_generation == config_.roles_cache->generation()
                                                ? *round.roles
-                                               : *roles_for(group, input);
+                                               : *roles_for(group, round.input);
   averaging::RoundPlan plan = config_.roles_cache->round_plan(
       group.group_id, roles, group.peers(), learner_->parameter_count(), config_.codec, config_.part_bytes, [&] {
         return matchmaking::plan_for_group(group, roles, learner_->parameter_count(), config_.codec, config_.part_bytes);

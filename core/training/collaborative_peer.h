@@ -42,6 +42,7 @@
 #include "core/progress/global_progress.h"
 #include "core/service_mux.h"
 #include "core/training/coordinator.h"
+#include "core/training/group_input_cache.h"
 #include "core/training/learner.h"
 #include "core/training/mode.h"
 #include "core/training/round_timeouts.h"
@@ -86,6 +87,8 @@ struct CollaborativePeerConfig {
   // Solved roles, shared by every peer a simulation hosts (a pure function's memo); null: the
   // peer keeps its own.
   std::shared_ptr<averaging::RolesCache> roles_cache;
+  // Groups' planner inputs, shared the same way (a memo too); null: the peer keeps its own.
+  std::shared_ptr<GroupInputCache> group_inputs;
 
   // The step target a coordinator of this peer must estimate against.
   progress::StepTarget step_target() const;
@@ -160,10 +163,11 @@ class CollaborativePeer {
   const PeerLimits& limits() const { return *limits_; }
   // The planner's input for a round with this group: its capacities, and with a reachability
   // table its routes.
-  planner::PlannerInput round_input(const matchmaking::Group& group);
+  std::shared_ptr<const planner::PlannerInput> round_input(const matchmaking::Group& group);
   // The roles this peer computes for a group (indexed like its members); nullptr when the group
   // cannot average (nobody computes, or the strategy cannot run with these members).
-  const averaging::RoleAssignment* roles_for(const matchmaking::Group& group, const planner::PlannerInput& input);
+  const averaging::RoleAssignment* roles_for(const matchmaking::Group& group,
+                                             const std::shared_ptr<const planner::PlannerInput>& input);
 
  private:
   bool trains() const { return config_.capacity.compute_sps > 0; }
@@ -227,16 +231,12 @@ class CollaborativePeer {
   // A group formed before its step was due, with its planner input (round_input), built once.
   struct WaitingRound {
     matchmaking::Group group;
-    planner::PlannerInput input;
+    std::shared_ptr<const planner::PlannerInput> input;
     // The roles on_group found, valid while the roles cache's generation is unchanged.
     const averaging::RoleAssignment* roles = nullptr;
     std::uint64_t roles_generation = 0;
   };
   std::optional<WaitingRound> waiting_;
-  // The members of the last group and their decoded capacities: consecutive groups usually have the
-  // same members with the same attachments, which compare by pointer (matchmaking::Attachment).
-  std::vector<matchmaking::GroupMember> decoded_members_;
-  planner::PlannerInput decoded_capacities_;
   Seconds waiting_deadline_ = 0;                     // it begins then, due or not
   std::vector<float> reducer_scratch_;  // the vector of a round this peer only reduces (real values)
   std::span<float> round_values_;       // the learner's vector in the round in flight (when it sends values)

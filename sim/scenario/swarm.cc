@@ -34,6 +34,7 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
     if (options_.dpu && c.quota == 0) c.dpu = *options_.dpu;
     if (options_.strategy) c.strategy = *options_.strategy;
     c.roles_cache = roles_cache_;
+    c.group_inputs = group_inputs_;
     c.reachability = reachability_;
     configs_.push_back(std::move(c));
   }

@@ -101,6 +101,7 @@ class SimSwarm {
   std::unique_ptr<RoundReplay> replay_;
   std::unique_ptr<SimAuth> auth_;  // when the scenario has "auth"
   std::shared_ptr<core::averaging::RolesCache> roles_cache_ = std::make_shared<core::averaging::RolesCache>();
+  std::shared_ptr<core::training::GroupInputCache> group_inputs_ = std::make_shared<core::training::GroupInputCache>();
   std::vector<core::training::CollaborativePeerConfig> configs_;
   // From "nat_traversal": who reaches whom, and each peer's relay layer (under authenticated_).
   std::shared_ptr<const core::relay::Reachability> reachability_;

@@ -1,9 +1,11 @@
-// The roles cache (core/averaging/roles_cache.h): planned roles do not depend on the group's order.
+// The roles cache (core/averaging/roles_cache.h): planned roles do not depend on the group's order;
+// an input its members share is looked up once.
 #include "core/averaging/roles_cache.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "core/rng.h"
@@ -91,6 +93,22 @@ TEST(RolesCache, RoundPlansAreBuiltOncePerGroupAndReusedWithTheNextRoundId) {
   const std::uint64_t generation = cache.generation();
   EXPECT_EQ(cache.roles(Strategy::Planned, input), roles);  // same input, same entry
   EXPECT_EQ(cache.generation(), generation);
+}
+
+TEST(RolesCache, ASharedInputIsLookedUpOnceAndAnswersLikeItsValue) {
+  RolesCache cache;
+  const auto input = std::make_shared<const planner::PlannerInput>(peers_in({0, 1, 2, 1}));
+  const RoleAssignment* found = cache.roles(Strategy::Planned, input);
+  ASSERT_NE(found, nullptr);
+  const std::uint64_t hits = cache.hits();
+  EXPECT_EQ(cache.roles(Strategy::Planned, input), found);
+  EXPECT_EQ(cache.hits(), hits + 1);
+  // The same value by reference and in another shared object: the same entry.
+  EXPECT_EQ(cache.roles(Strategy::Planned, *input), found);
+  EXPECT_EQ(cache.roles(Strategy::Planned, std::make_shared<const planner::PlannerInput>(*input)), found);
+  // Another strategy for the same shared input is another entry, not the last answer.
+  EXPECT_NE(cache.roles(Strategy::AllReduce, input), found);
+  EXPECT_EQ(cache.roles(Strategy::Planned, input), found);
 }
 
 }  // namespace
