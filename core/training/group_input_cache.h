@@ -1,8 +1,8 @@
 #pragma once
 // The planner input of a group (core/matchmaking/group_plan.h group_capacities, with the
 // collaboration's routes, batch and gradient size), shared by the members a process hosts. Every
-// member of a group asks for it at the same instant; at 256 members, each building and keeping its
-// own copy (and the roles cache comparing each copy) was a fifth of a simulated round's time.
+// member of a group asks for it at the same instant; each building and keeping its own copy (and
+// the roles cache comparing each copy) was about a fifth of the 256-peer benchmark's profile.
 #include <memory>
 #include <vector>
 
