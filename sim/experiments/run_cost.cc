@@ -37,6 +37,15 @@ std::string num(double v) {
   return buf;
 }
 
+// Whether the peers and their links stay as they start for the whole run: no joins, leaves,
+// churn, bandwidth trace or failures.
+bool static_collaboration(const scenarios::Scenario& sc) {
+  if (!sc.failures.empty() || !sc.churn.events.empty() || !sc.bandwidth.events.empty()) return false;
+  for (const auto& p : sc.peers)
+    if (p.failure_rate > 0 || p.join_s || p.leave_s) return false;
+  return true;
+}
+
 std::string three_digits(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
@@ -64,10 +73,8 @@ RunCost averaging_cost(const scenarios::Scenario& sc, core::averaging::Strategy 
   // Identical butterfly rounds are replayed (sim/binding/round_replay.h) when nothing fails on
   // purpose; a replayed round costs a few events per peer. Count two simulated rounds then, as a bound.
   replay = replay && RoundReplay::stands_in_for(strategy);
-  bool failures = !sc.failures.empty() || !sc.churn.events.empty() || !sc.bandwidth.events.empty();
-  for (const auto& p : sc.peers) failures = failures || p.failure_rate > 0 || p.join_s.has_value() || p.leave_s.has_value();
   const double r = static_cast<double>(rounds);
-  const double simulated = replay && !failures ? std::min(r, 2.0) : r;
+  const double simulated = replay && static_collaboration(sc) ? std::min(r, 2.0) : r;
   RunCost c;
   c.events = simulated * per_round * kEventsPerMessage + (r - simulated) * n * kEventsPerReplayedPeerRound;
   c.memory_bytes = n * kBytesPerPeer + per_round * kBytesPerQueuedMessage + r * kBytesPerRoundRecord +
@@ -108,17 +115,10 @@ std::optional<PredictedStep> predicted_step(const scenarios::Scenario& sc, const
   return step;
 }
 
-// Whether the peers and their links stay as they start for the whole run.
-bool static_collaboration(const scenarios::Scenario& sc) {
-  if (!sc.failures.empty() || !sc.churn.events.empty() || !sc.bandwidth.events.empty()) return false;
-  for (const auto& p : sc.peers)
-    if (p.failure_rate > 0 || p.join_s || p.leave_s) return false;
-  return true;
-}
-
-}  // namespace
-
-RunCost training_cost(const scenarios::Scenario& sc, double duration_s, bool dpu, const TransportAssumptions& transport) {
+// training_cost with the step already predicted (nullopt: none applies, or the collaboration
+// changes as it runs), so that the estimate below solves the planner once.
+RunCost training_cost_given(const scenarios::Scenario& sc, double duration_s, bool dpu,
+                            const std::optional<PredictedStep>& predicted) {
   const double n = static_cast<double>(sc.peers.size());
   double sps = 0;
   for (const auto& p : sc.peers) sps += p.compute_sps;
@@ -129,8 +129,7 @@ RunCost training_cost(const scenarios::Scenario& sc, double duration_s, bool dpu
   double steps = duration_s * sps / batch;
   double compute_calls = duration_s * sps / micro;
   std::string bounded_by = "compute";
-  if (const auto step = static_collaboration(sc) ? predicted_step(sc, transport) : std::nullopt;
-      step && 2 * duration_s / step->seconds(dpu) < steps) {
+  if (const auto& step = predicted; step && 2 * duration_s / step->seconds(dpu) < steps) {
     // Twice the steps the predicted round time allows; without delayed updates the peers compute
     // only between rounds.
     steps = 2 * duration_s / step->seconds(dpu);
@@ -156,10 +155,17 @@ RunCost training_cost(const scenarios::Scenario& sc, double duration_s, bool dpu
   return c;
 }
 
+}  // namespace
+
+RunCost training_cost(const scenarios::Scenario& sc, double duration_s, bool dpu, const TransportAssumptions& transport) {
+  return training_cost_given(sc, duration_s, dpu,
+                             static_collaboration(sc) ? predicted_step(sc, transport) : std::nullopt);
+}
+
 double expected_training_events(const scenarios::Scenario& sc, double duration_s, bool dpu,
                                 const TransportAssumptions& transport) {
-  const double bound = training_cost(sc, duration_s, dpu, transport).events;
   const auto step = predicted_step(sc, transport);
+  const double bound = training_cost_given(sc, duration_s, dpu, static_collaboration(sc) ? step : std::nullopt).events;
   if (!step) return bound;
   const double steps = duration_s / step->seconds(dpu);
   // Per step: one event per micro-batch, and the members' round (replayed: a few events each).
