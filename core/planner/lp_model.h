@@ -216,7 +216,8 @@ void add_symmetry_breaking(const ScaledProblem& p, const std::vector<int>& c, Mo
 
 // Phase 1 for Roles::Optimize (needs p.compute_term): the best roles with two or more computing
 // peers. The incumbent comes from `hint` (roles of a previous plan) when it has two or more
-// computing peers, else from nested bandwidth thresholds; then one MIP on the aggregated model
+// computing peers, else from nested bandwidth thresholds (over all peers, then within each set of
+// regions that can still beat it); then one MIP on the aggregated model
 // per case (number of computing peers, and with pair caps which regions compute) that could
 // still beat it (README.md, "The roles search"). The LPs of roles next to the start's start from
 // `start` when given; with `record_bases` the result carries the final roles' LP bases.

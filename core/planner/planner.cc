@@ -409,7 +409,10 @@ Plan solve_from(const PlannerInput& input, const PlannerOptions& options,
                     "roles model (" + std::to_string(roles.nodes) + " nodes)";
   how += roles.exact ? ", proven optimal"
                      : ", proven within " + number(100 * plan.roles_gap) + "% of optimal" +
-                           (options.max_gap > 0 ? " (max_gap)" : " (budget spent)");
+                           // max_gap stops the search at that gap; a larger one is the budget's
+                           (options.max_gap > 0 && plan.roles_gap <= options.max_gap * (1 + 1e-6)
+                                ? " (max_gap)"
+                                : " (budget spent)");
   how += detail::count_set(pick) <= 1 ? "; one computing peer is fastest (nothing to average)"
                           : "; then the averaging LP with roles fixed and the best split";
   plan.solver = how + describe_split(plan);

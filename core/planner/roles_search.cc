@@ -209,6 +209,49 @@ class CheapBound {
   double all_reducers_d_ = 0;
 };
 
+// A program's basis by position: the status of each row and column.
+struct RelaxationBasis {
+  std::vector<int> rows, cols;  // [0] unused, as GLPK counts from 1
+
+  static RelaxationBasis of(glp_prob* lp) {
+    RelaxationBasis b;
+    b.read(lp);
+    return b;
+  }
+  void read(glp_prob* lp) {
+    const int nr = glp_get_num_rows(lp), nc = glp_get_num_cols(lp);
+    rows.assign(nr + 1, GLP_BS);
+    cols.assign(nc + 1, GLP_NL);
+    for (int r = 1; r <= nr; ++r) rows[r] = glp_get_row_stat(lp, r);
+    for (int c = 1; c <= nc; ++c) cols[c] = glp_get_col_stat(lp, c);
+  }
+  // The basis of the program's first `n` rows: empty unless the rows after them are basic (then
+  // dropping them keeps a basis).
+  RelaxationBasis first_rows(int n) const {
+    if (rows.size() <= static_cast<std::size_t>(n) + 1) return *this;
+    for (std::size_t r = n + 1; r < rows.size(); ++r) {
+      if (rows[r] != GLP_BS) return {};
+    }
+    RelaxationBasis b = *this;
+    b.rows.resize(n + 1);
+    return b;
+  }
+  // Sets it as `lp`'s basis when it has as many columns and no more rows (rows added since are
+  // basic). False, and `lp` unchanged, otherwise.
+  bool apply(glp_prob* lp) const {
+    const int nr = glp_get_num_rows(lp), nc = glp_get_num_cols(lp);
+    if (cols.empty() || static_cast<int>(cols.size()) != nc + 1 ||
+        static_cast<int>(rows.size()) > nr + 1) {
+      return false;
+    }
+    for (int r = 1; r <= nr; ++r) {
+      glp_set_row_stat(lp, r, r < static_cast<int>(rows.size()) ? rows[r] : GLP_BS);
+    }
+    for (int c = 1; c <= nc; ++c) glp_set_col_stat(lp, c, cols[c]);
+    return true;
+  }
+};
+
 struct MipSolve {
   MipOutcome outcome;
   std::vector<bool> computes;
@@ -568,6 +611,7 @@ class CaseMip {
     add_symmetry_breaking(p, c, model);
 
     lp_ = model.load();
+    built_rows_ = glp_get_num_rows(lp_);
     glp_scale_prob(lp_, GLP_SF_AUTO);
     rho_ = rho;
     c_ = std::move(c);
@@ -636,22 +680,22 @@ class CaseMip {
     Model::add_row_le(lp_, terms, 0);
   }
 
-  MipSolve solve(std::int64_t max_nodes) {
+  // `shared`: the root basis of the last MIP of this case's set of regions, where this MIP has
+  // none of its own yet. Cases of one region set differ only in m and the cut, so their programs
+  // have the same rows and columns, and the root starts a few pivots from that basis (about 10×
+  // fewer than from scratch at 48 peers). Left with this MIP's root basis for the next one.
+  MipSolve solve(std::int64_t max_nodes, RelaxationBasis* shared) {
     MipSolve out;
-    const int rows = glp_get_num_rows(lp_), cols = glp_get_num_cols(lp_);
-    const bool warm = !row_stat_.empty();
-    if (warm) {  // the last relaxation's basis; rows added since are basic
-      for (int r = 1; r <= rows; ++r) {
-        glp_set_row_stat(lp_, r, r < static_cast<int>(row_stat_.size()) ? row_stat_[r] : GLP_BS);
-      }
-      for (int col = 1; col <= cols; ++col) glp_set_col_stat(lp_, col, col_stat_[col]);
+    bool warm = last_.apply(lp_);
+    if (!warm && shared) warm = shared->apply(lp_);
+    out.outcome = run_mip(lp_, max_nodes, warm, [&] { last_.read(lp_); });
+    // Handed on without the rows added to this program since it was built (cuts, exclusions). An
+    // infeasible root leaves the basis at the end of phase 1: still close to the next case's.
+    if (shared) {
+      RelaxationBasis root =
+          (out.outcome.infeasible ? RelaxationBasis::of(lp_) : last_).first_rows(built_rows_);
+      if (!root.cols.empty()) *shared = std::move(root);
     }
-    out.outcome = run_mip(lp_, max_nodes, warm, [&] {
-      row_stat_.assign(rows + 1, GLP_BS);
-      col_stat_.assign(cols + 1, GLP_NL);
-      for (int r = 1; r <= rows; ++r) row_stat_[r] = glp_get_row_stat(lp_, r);
-      for (int col = 1; col <= cols; ++col) col_stat_[col] = glp_get_col_stat(lp_, col);
-    });
     if (!out.outcome.solved) return out;
     out.value = glp_mip_col_val(lp_, rho_);
     out.computes.assign(n_, false);
@@ -684,7 +728,8 @@ class CaseMip {
   std::vector<int> c_, z_, y_, G_, h_;
   std::vector<std::vector<int>> sigma_;
   std::vector<int> everyone_;
-  std::vector<int> row_stat_, col_stat_;
+  RelaxationBasis last_;  // the last relaxation's basis
+  int built_rows_ = 0;    // rows before any cut or exclusion
 };
 
 }  // namespace
@@ -726,10 +771,8 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   };
 
   // Incumbents. With a warm start, the previous roles (usually optimal or nearly so after one
-  // peer joins or leaves). Otherwise every compute-capable peer, then nested sets by bandwidth:
-  // the k peers with the largest min(d, u). Along that chain Σκ grows and the averaging rate
-  // falls (more computing peers never average faster), so the best of them is where the two
-  // cross: a binary search.
+  // peer joins or leaves). Otherwise every compute-capable peer, then nested sets by bandwidth
+  // (best_nested), and once the regions are known the same within each set of regions.
   std::vector<bool> warm(n, false);
   int warm_count = 0;
   if (static_cast<int>(hint.size()) == n) {
@@ -754,6 +797,30 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       return res;
     }
   }
+  // The best of the nested sets "the k peers of `pool` with the largest min(d, u)": along them Σκ
+  // grows and the averaging rate falls (more computing peers never average faster), so the best
+  // is where the two cross, found by binary search.
+  auto best_nested = [&](std::vector<int> pool) {
+    if (pool.size() < 2) return;
+    std::stable_sort(pool.begin(), pool.end(), [&](int a, int b) { return p.both(a) > p.both(b); });
+    auto prefix = [&](int size) {
+      std::vector<bool> roles(n, false);
+      for (int t = 0; t < size; ++t) roles[pool[t]] = true;
+      return roles;
+    };
+    const int size = static_cast<int>(pool.size());
+    int lo = 2, hi = size;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (keeps_up(prefix(mid))) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    consider(prefix(lo));
+    if (lo < size) consider(prefix(lo + 1));
+  };
   if (warm_count >= 2) {
     consider(warm);
     // After a join or a departure the optimum is often the previous roles with one more peer
@@ -771,25 +838,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     res.warm = true;
   } else {
     consider(p.can_compute);
-    std::vector<int> order = capable;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return p.both(a) > p.both(b); });
-    auto prefix = [&](int size) {
-      std::vector<bool> roles(n, false);
-      for (int t = 0; t < size; ++t) roles[order[t]] = true;
-      return roles;
-    };
-    int lo = 2, hi = k;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (keeps_up(prefix(mid))) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    consider(prefix(lo));
-    if (lo < k) consider(prefix(lo + 1));
+    best_nested(capable);
   }
 
   // Proof: one program per number m of computing peers whose bound can beat the incumbent, each
@@ -936,6 +985,29 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     std::stable_sort(cases.begin(), cases.end(),
                      [](const Case& a, const Case& b) { return a.bound > b.bound; });
   }
+  // Cold, with regions: the nested sets within each proper set of regions whose cases can still
+  // beat the incumbent, best bound first. Regions joined by narrow caps often do best apart (one
+  // region computing alone escapes the caps), which the chain over all peers never tries; an
+  // incumbent found here lets the MIPs of the other cases fail at their root.
+  if (!res.warm && !regions.empty()) {
+    const unsigned all = (1u << regions.size()) - 1;
+    std::map<unsigned, double> best_of_mask;
+    for (const Case& cs : cases) {
+      if (cs.mask != all) best_of_mask[cs.mask] = std::max(best_of_mask[cs.mask], cs.bound);
+    }
+    std::vector<std::pair<double, unsigned>> by_bound;
+    for (const auto& [mask, bound] : best_of_mask) by_bound.emplace_back(bound, mask);
+    std::stable_sort(by_bound.begin(), by_bound.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [bound, mask] : by_bound) {
+      if (!(bound > cut_of())) continue;
+      std::vector<int> pool;
+      for (std::size_t g = 0; g < regions.size(); ++g) {
+        if (mask >> g & 1u) pool.insert(pool.end(), regions[g].begin(), regions[g].end());
+      }
+      best_nested(pool);
+    }
+  }
   // Best first: always work on the open case with the highest bound, one MIP at a time, so that
   // the best roles turn up early and raise the cut for every other case. A case is closed once
   // its MIP finds nothing above the cut; each MIP's optimum bounds its case from then on.
@@ -946,6 +1018,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     std::size_t cuts_in = 0, excluded_in = 0;  // how many of each the loaded MIP has
   };
   std::vector<Open> state(cases.size());
+  std::map<unsigned, RelaxationBasis> root_bases;  // per set of regions: the last MIP's root basis
   int budget = max_mips;
   for (;;) {
     std::size_t pick = cases.size();
@@ -994,7 +1067,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     for (; st.excluded_in < excluded.size(); ++st.excluded_in) {
       if (count_set(excluded[st.excluded_in]) == cs.m) st.mip->exclude(excluded[st.excluded_in]);
     }
-    const MipSolve got = st.mip->solve(nodes);
+    const MipSolve got = st.mip->solve(nodes, &root_bases[cs.mask]);
     ++res.mips;
     res.nodes += got.outcome.nodes;
     if (got.outcome.infeasible) {

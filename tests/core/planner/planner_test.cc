@@ -562,11 +562,24 @@ TEST(PlannerGap, BudgetsReportAProvenGap) {
     EXPECT_NEAR(quick.steps_per_s_bound, quick.steps_per_s * (1 + quick.roles_gap),
                 1e-9 * quick.steps_per_s_bound);
     EXPECT_NE(quick.solver.find("proven within"), std::string::npos) << quick.solver;
+    EXPECT_NE(quick.solver.find("(budget spent)"), std::string::npos) << quick.solver;
+    // With a max_gap the budget may still run out first: the string says which one stopped it.
+    PlannerOptions tight_gap = tight;
+    tight_gap.max_gap = 1e-4;
+    const Plan stopped = solve(in, tight_gap);
+    if (!stopped.roles_exact) {
+      const bool by_gap = stopped.roles_gap <= 1e-4 * (1 + 1e-6);
+      EXPECT_NE(stopped.solver.find(by_gap ? "(max_gap)" : "(budget spent)"), std::string::npos)
+          << stopped.solver;
+    }
 
     PlannerOptions loose;
     loose.max_gap = 0.05;
     const Plan near = solve(in, loose);
     EXPECT_LE(near.roles_gap, 0.05 + 1e-12);
+    if (!near.roles_exact) {
+      EXPECT_NE(near.solver.find("(max_gap)"), std::string::npos) << near.solver;
+    }
     EXPECT_GE(near.steps_per_s * (1 + near.roles_gap), full.steps_per_s * (1 - 1e-9));
   }
   EXPECT_GE(gapped, 1);
