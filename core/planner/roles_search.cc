@@ -225,29 +225,34 @@ struct RelaxationBasis {
     for (int r = 1; r <= nr; ++r) rows[r] = glp_get_row_stat(lp, r);
     for (int c = 1; c <= nc; ++c) cols[c] = glp_get_col_stat(lp, c);
   }
-  // The basis of the program's first `n` rows: empty unless the rows after them are basic (then
-  // dropping them keeps a basis).
-  RelaxationBasis first_rows(int n) const {
-    if (rows.size() <= static_cast<std::size_t>(n) + 1) return *this;
-    for (std::size_t r = n + 1; r < rows.size(); ++r) {
+  // The basis of the program's first `n_rows` rows and `n_cols` columns: empty unless the rows
+  // after them are basic and the columns after them are not (then dropping both keeps a basis).
+  RelaxationBasis first(int n_rows, int n_cols) const {
+    for (std::size_t r = n_rows + 1; r < rows.size(); ++r) {
       if (rows[r] != GLP_BS) return {};
     }
+    for (std::size_t c = n_cols + 1; c < cols.size(); ++c) {
+      if (cols[c] == GLP_BS) return {};
+    }
     RelaxationBasis b = *this;
-    b.rows.resize(n + 1);
+    if (b.rows.size() > static_cast<std::size_t>(n_rows) + 1) b.rows.resize(n_rows + 1);
+    if (b.cols.size() > static_cast<std::size_t>(n_cols) + 1) b.cols.resize(n_cols + 1);
     return b;
   }
-  // Sets it as `lp`'s basis when it has as many columns and no more rows (rows added since are
-  // basic). False, and `lp` unchanged, otherwise.
+  // Sets it as `lp`'s basis when `lp` has at least its rows and columns: rows added since are
+  // basic, columns added since at a bound. False, and `lp` unchanged, otherwise.
   bool apply(glp_prob* lp) const {
     const int nr = glp_get_num_rows(lp), nc = glp_get_num_cols(lp);
-    if (cols.empty() || static_cast<int>(cols.size()) != nc + 1 ||
+    if (cols.empty() || static_cast<int>(cols.size()) > nc + 1 ||
         static_cast<int>(rows.size()) > nr + 1) {
       return false;
     }
     for (int r = 1; r <= nr; ++r) {
       glp_set_row_stat(lp, r, r < static_cast<int>(rows.size()) ? rows[r] : GLP_BS);
     }
-    for (int c = 1; c <= nc; ++c) glp_set_col_stat(lp, c, cols[c]);
+    for (int c = 1; c <= nc; ++c) {
+      glp_set_col_stat(lp, c, c < static_cast<int>(cols.size()) ? cols[c] : GLP_NL);
+    }
     return true;
   }
 };
@@ -612,6 +617,8 @@ class CaseMip {
 
     lp_ = model.load();
     built_rows_ = glp_get_num_rows(lp_);
+    built_cols_ = glp_get_num_cols(lp_);
+    zub_ = std::move(zub);
     glp_scale_prob(lp_, GLP_SF_AUTO);
     rho_ = rho;
     c_ = std::move(c);
@@ -645,15 +652,22 @@ class CaseMip {
     Model::add_row_le(lp_, terms, m_ - 1);
   }
 
-  // A transport cut the averaging LP needed for roles this program overrated, with what pair
-  // j → i can return taken as σ_ji on a capped pair and z_j otherwise (counted whether or not i
-  // computes: exact for those roles, valid for all).
+  // A transport cut the averaging LP needed for roles this program overrated. A returns cut of
+  // reducer j: h_j <= Σ_{i≠j} (σ_ji on a capped pair, else w_ji = c_i·z_j), exact for every role
+  // set. A cut of receivers T: what pair j → i can return taken as σ_ji on a capped pair and z_j
+  // otherwise (counted whether or not i computes: exact for those roles, valid for all).
   void add(const TransportCut& tc) {
     std::map<int, double> row;
-    if (tc.returner >= 0) {  // h_j <= Σ over every receiver that might compute here
-      if (!z_[tc.returner]) return;
-      row[h_[tc.returner]] += 1;
-      returns_bound(tc.returner, everyone_, &row);
+    if (tc.returner >= 0) {
+      // Counting z_j for every receiver that might compute, as the receivers' cuts do, left it
+      // far weaker than the LP's row with few computing peers: 0.544 against 0.519 for one
+      // 48-peer role set, which the MIPs then proposed again and again in look-alike sets.
+      const int j = tc.returner;
+      if (!z_[j]) return;
+      row[h_[j]] += 1;
+      for (int i : everyone_) {
+        if (i != j) row[sig(j, i) ? sig(j, i) : span_to(j, i)] -= 1;
+      }
     } else {
       // Σ_T G_i <= Σ_{j in uploaders} h_j + Σ_{other j} Σ_{i∈T} (σ_ji or z_j), over the reducers
       // with a receiver in T other than themselves
@@ -693,7 +707,7 @@ class CaseMip {
     // infeasible root leaves the basis at the end of phase 1: still close to the next case's.
     if (shared) {
       RelaxationBasis root =
-          (out.outcome.infeasible ? RelaxationBasis::of(lp_) : last_).first_rows(built_rows_);
+          (out.outcome.infeasible ? RelaxationBasis::of(lp_) : last_).first(built_rows_, built_cols_);
       if (!root.cols.empty()) *shared = std::move(root);
     }
     if (!out.outcome.solved) return out;
@@ -707,6 +721,18 @@ class CaseMip {
 
  private:
   int sig(int j, int i) const { return sigma_[j].empty() ? 0 : sigma_[j][i]; }
+  // The column w_ji <= z_j, w_ji <= zub_j·c_i: what pair j → i returns, zero unless i computes.
+  int span_to(int j, int i) {
+    if (span_to_.empty()) span_to_.assign(n_, std::vector<int>(n_, 0));
+    int& col = span_to_[j][i];
+    if (!col) {
+      col = glp_add_cols(lp_, 1);
+      Model::set_col_bounds(lp_, col, 0, zub_[j]);
+      Model::add_row_le(lp_, {{col, 1.0}, {z_[j], -1.0}}, 0);
+      Model::add_row_le(lp_, {{col, 1.0}, {c_[i], -zub_[j]}}, 0);
+    }
+    return col;
+  }
   // What reducer j can return to the receivers T, as terms of an upper bound (<= form).
   void returns_bound(int j, const std::vector<int>& T, std::map<int, double>* row) const {
     int spans = 0;
@@ -729,7 +755,10 @@ class CaseMip {
   std::vector<std::vector<int>> sigma_;
   std::vector<int> everyone_;
   RelaxationBasis last_;  // the last relaxation's basis
-  int built_rows_ = 0;    // rows before any cut or exclusion
+  int built_rows_ = 0, built_cols_ = 0;  // before any cut or exclusion
+  std::vector<double> zub_;               // upper bounds of the spans z_j
+  // w_ji = c_i·z_j on a pair j → i without σ, made when a cut first needs it (0: none yet).
+  std::vector<std::vector<int>> span_to_;
 };
 
 }  // namespace
