@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -536,6 +537,30 @@ TEST(PlannerRolesSearch, MatchesReferenceMipAt10To12Peers) {
     const double reference = std::max(full.rho * p.unit_bps / in.gradient_bits, single);
     EXPECT_NEAR(plan.steps_per_s, reference, 1e-6 * reference) << "seed " << seed;
   }
+}
+
+// Regions joined by narrow caps can do best apart. On this 48-peer composition the optimum has no
+// computing peer in one of its three regions, 12.5% above the best of the nested chain over all
+// peers; the chain within the two other regions finds it before any MIP, so the MIPs left only
+// prove it, at their root (README.md, "The roles search", step 3).
+TEST(PlannerRolesSearch, RegionsThatDoBestApartAreFoundBeforeAnyBranching) {
+  const PlannerInput in = testing::random_composition(48, 48328);
+  const Plan plan = solve(in);
+  ASSERT_TRUE(plan.roles_exact) << plan.solver;
+  EXPECT_NE(plan.solver.find("(0 nodes)"), std::string::npos) << plan.solver;
+  // Regions: peers that cap the same destinations.
+  std::map<std::vector<std::size_t>, int> computing_in_region;
+  for (std::size_t i = 0; i < in.peers.size(); ++i) {
+    std::vector<std::size_t> capped;
+    for (std::size_t j = 0; j < in.peers.size(); ++j) {
+      if (j != i && std::isfinite(in.pair_caps[i][j])) capped.push_back(j);
+    }
+    computing_in_region[capped] += plan.peers[i].computes ? 1 : 0;
+  }
+  ASSERT_EQ(computing_in_region.size(), 3u);
+  EXPECT_EQ(std::count_if(computing_in_region.begin(), computing_in_region.end(),
+                          [](const auto& region) { return region.second == 0; }),
+            1);
 }
 
 // Budgets and gaps: with one MIP allowed, a composition that needs more reports a proven gap,
