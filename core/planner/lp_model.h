@@ -158,6 +158,11 @@ struct AveragingLpIo {
 // bound and lower a lower bound (cheap; exact when they meet).
 RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
                         bool bounds_only = false, const AveragingLpIo& io = {});
+// An upper bound on that LP's rate without solving it, from its span bounds and pair caps
+// (README.md, "The roles search"): every span z_j is at most what each computing peer can stream
+// to j, and every computing receiver gets at most its own span plus min(z_j, t_ji) from each
+// other reducer. +inf when fewer than two peers compute, or without pair caps.
+double pair_cap_bound(const ScaledProblem& p, const std::vector<bool>& computes);
 
 // --- The achievable split (split_model.cc) --------------------------------------------------
 

@@ -571,4 +571,43 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   return res;
 }
 
+double pair_cap_bound(const ScaledProblem& p, const std::vector<bool>& computes) {
+  // Without caps the compact model's bounds already say what the spans can (and this costs n·m).
+  if (p.cap.empty()) return kInf;
+  const int n = p.n;
+  int m = 0;
+  for (int i = 0; i < n; ++i) m += computes[i] ? 1 : 0;
+  if (m < 2) return kInf;
+  // The largest span each reducer can have: its download over its m − c_j senders, what every
+  // computing peer can upload to it, and (WLOG, as in averaging_lp) for a reducer that does not
+  // compute its widest pair to a computing peer.
+  std::vector<double> span(n, 0);
+  double all_spans = 0;
+  for (int j = 0; j < n; ++j) {
+    if (!p.can_reduce[j]) continue;
+    double z = p.down[j] / (m - (computes[j] ? 1 : 0));
+    double widest = 0;
+    for (int k = 0; k < n; ++k) {
+      if (k == j || !computes[k]) continue;
+      z = std::min({z, p.up[k], p.pair_cap(k, j)});
+      widest = std::max(widest, p.pair_cap(j, k));
+    }
+    if (!computes[j]) z = std::min(z, widest);
+    span[j] = std::max(0.0, z);
+    all_spans += span[j];
+  }
+  // ρ <= Σ z (a receiver gets at most every span), and for each computing receiver ρ <= z_i +
+  // Σ_{j≠i} min(z_j, t_ji).
+  double bound = all_spans;
+  for (int i = 0; i < n; ++i) {
+    if (!computes[i]) continue;
+    double gets = span[i];
+    for (int j = 0; j < n; ++j) {
+      if (j != i && p.can_reduce[j]) gets += std::min(span[j], p.pair_cap(j, i));
+    }
+    bound = std::min(bound, gets);
+  }
+  return bound;
+}
+
 }  // namespace swarmlab::core::planner::detail

@@ -115,7 +115,9 @@ class Evaluator {
     const double kappa = compute(computes);
     // Cheapest first: an upper bound with no LP, the split (a lower bound), the aggregated LP's
     // first solve, the exact LP.
-    if (kappa < v || compact_download_bound(p_, computes) < v) return false;
+    if (kappa < v || compact_download_bound(p_, computes) < v || pair_cap_bound(p_, computes) < v) {
+      return false;
+    }
     if (lower(computes) >= v) return true;
     const Range r = bounds(computes);
     if (r.lower >= v) return true;
@@ -991,7 +993,8 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       for (const auto& members : sc.active) {
         every_region = every_region && std::any_of(members.begin(), members.end(), [&](int i) { return roles[i]; });
       }
-      if (every_region && ev.compute(roles) >= cut && compact_download_bound(p, roles) >= cut) {
+      if (every_region && ev.compute(roles) >= cut && compact_download_bound(p, roles) >= cut &&
+          pair_cap_bound(p, roles) >= cut) {
         if (static_cast<int>(sets.size()) == few) return std::nullopt;
         sets.push_back(std::move(roles));
       }

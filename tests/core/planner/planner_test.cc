@@ -465,7 +465,7 @@ TEST(PlannerCompactModel, CompactRolesMatchFullMip) {
 // optimum for any roles.
 TEST(PlannerAveragingLp, AggregatedFormEqualsPerPairLp) {
   Rng rng(17);
-  int trials = 0, cut_rounds = 0;
+  int trials = 0, cut_rounds = 0, tighter_without_lp = 0;
   for (std::uint64_t seed = 0; seed < 90; ++seed) {
     testing::CompositionOptions opt;
     opt.per_pair_caps = seed % 3 == 1;
@@ -485,13 +485,20 @@ TEST(PlannerAveragingLp, AggregatedFormEqualsPerPairLp) {
       const detail::RateResult bounds = detail::averaging_lp(p, roles, /*bounds_only=*/true);
       EXPECT_LE(bounds.lower, slow.rho * (1 + 1e-7));
       EXPECT_GE(bounds.rho, slow.rho * (1 - 1e-7));
+      // So is the pair-cap bound, which needs no LP; with caps it is sometimes below the other bound
+      // without an LP (the compact model's download bound).
+      const double no_lp = detail::pair_cap_bound(p, roles);
+      EXPECT_GE(no_lp, slow.rho * (1 - 1e-7)) << "seed " << seed;
+      tighter_without_lp += no_lp < detail::compact_download_bound(p, roles) * (1 - 1e-6) ? 1 : 0;
       cut_rounds += fast.rounds > 1 ? 1 : 0;
       ++trials;
     }
   }
-  std::printf("role sets checked: %d, needing transport cuts: %d\n", trials, cut_rounds);
+  std::printf("role sets checked: %d, needing transport cuts: %d, pair-cap bound below the download bound: %d\n",
+              trials, cut_rounds, tighter_without_lp);
   EXPECT_GE(trials, 150);
   EXPECT_GE(cut_rounds, 3);
+  EXPECT_GE(tighter_without_lp, 5);
 }
 
 // The roles search against enumeration on 3–9 peers.
