@@ -110,14 +110,17 @@ class Evaluator {
     if (kappa <= lower(computes)) return kappa;
     return std::min(kappa, rate(computes));
   }
+  // Whether the upper bounds that need no LP (Σκ, the compact download bound, the pair-cap
+  // bound) leave the value possibly at least `v`.
+  bool may_reach(const std::vector<bool>& computes, double v) const {
+    return compute(computes) >= v && compact_download_bound(p_, computes) >= v &&
+           pair_cap_bound(p_, computes) >= v;
+  }
   // Whether the value is at least `v`, deciding on the bounds where they suffice.
   bool at_least(const std::vector<bool>& computes, double v) {
-    const double kappa = compute(computes);
-    // Cheapest first: an upper bound with no LP, the split (a lower bound), the aggregated LP's
+    // Cheapest first: the upper bounds with no LP, the split (a lower bound), the aggregated LP's
     // first solve, the exact LP.
-    if (kappa < v || compact_download_bound(p_, computes) < v || pair_cap_bound(p_, computes) < v) {
-      return false;
-    }
+    if (!may_reach(computes, v)) return false;
     if (lower(computes) >= v) return true;
     const Range r = bounds(computes);
     if (r.lower >= v) return true;
@@ -265,10 +268,6 @@ struct MipSolve {
   double value = 0;  // the program's ρ at its solution
 };
 
-// The roles program for exactly m computing peers among `eligible`, looking only for plans with
-// ρ >= cut (README.md, "The roles search"). It is the aggregated averaging model with the roles
-// as binaries: products of a role and a rate are linearised (exactly, for integral roles), so
-// for integral roles it equals the averaging LP up to the transport cuts found so far.
 // The roles program of one case: exactly m computing peers among `eligible`, looking only for
 // plans with ρ >= cut (README.md, "The roles search"). It is the aggregated averaging model with
 // the roles as binaries: products of a role and a rate are linearised (exactly, for integral
@@ -993,8 +992,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       for (const auto& members : sc.active) {
         every_region = every_region && std::any_of(members.begin(), members.end(), [&](int i) { return roles[i]; });
       }
-      if (every_region && ev.compute(roles) >= cut && compact_download_bound(p, roles) >= cut &&
-          pair_cap_bound(p, roles) >= cut) {
+      if (every_region && ev.may_reach(roles, cut)) {
         if (static_cast<int>(sets.size()) == few) return std::nullopt;
         sets.push_back(std::move(roles));
       }
