@@ -205,6 +205,7 @@ struct RolesResult {
   std::int64_t nodes = 0;      // branch-and-bound nodes, all MIPs together
   int mips = 0;                // MIPs solved
   int enumerated = 0;          // cases settled by testing each of their few role sets instead
+  int region_splits = 0;       // cases of two regions split by their count in the first
   int evaluations = 0;         // averaging LPs solved for candidate roles
 };
 
@@ -212,6 +213,9 @@ struct RolesSearchLimits {
   std::int64_t max_mip_nodes = 0;  // per MIP; 0 = automatic
   int max_mips = 0;                // MIP solves in all; 0 = automatic
   double gap = 0;                  // stop once no roles can beat the incumbent by more than this
+  // Tests: split every case of two regions by region count before any MIP, and settle no case by
+  // testing its role sets, so that small compositions exercise the programs with counts.
+  bool split_regions_first = false;
 };
 
 class Model;  // glpk_model.h

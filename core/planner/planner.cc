@@ -406,7 +406,11 @@ Plan solve_from(const PlannerInput& input, const PlannerOptions& options,
                     " (" + std::to_string(roles.evaluations) + " averaging LPs), then ";
   if (roles.enumerated > 0) how += std::to_string(roles.enumerated) + " cases tested role set by role set and ";
   how += std::to_string(roles.mips) + " glpk branch-and-cut MIPs on the aggregated " +
-                    "roles model (" + std::to_string(roles.nodes) + " nodes)";
+                    "roles model (" + std::to_string(roles.nodes) + " nodes";
+  if (roles.region_splits > 0) {
+    how += "; " + std::to_string(roles.region_splits) + " cases of two regions split by region count";
+  }
+  how += ")";
   how += roles.exact ? ", proven optimal"
                      : ", proven within " + number(100 * plan.roles_gap) + "% of optimal" +
                            // max_gap stops the search at that gap; a larger one is the budget's

@@ -1,5 +1,6 @@
 // Phase 1 for Roles::Optimize: which peers compute (README.md, "The roles search").
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +23,9 @@ constexpr int kMaxCaseCuts = 40;
 // of a MIP (README.md, "The roles search").
 constexpr int kScanRoleSets = 2000;
 constexpr int kFewRoleSets = 16;
+// Root bases are shared per set of regions (a mask of at most four bits), separately for the
+// programs with region counts.
+constexpr unsigned kCounted = 1u << 16;
 
 
 // Values of candidate roles: cheap bounds first (the aggregated form's first solve above, the best
@@ -262,6 +266,12 @@ struct RelaxationBasis {
   }
 };
 
+// A region whose number of computing peers a case fixes (README.md, "The roles search", step 6).
+struct RegionCount {
+  std::vector<int> members;  // the region's compute-capable peers
+  int count;
+};
+
 struct MipSolve {
   MipOutcome outcome;
   std::vector<bool> computes;
@@ -277,7 +287,8 @@ struct MipSolve {
 class CaseMip {
  public:
   CaseMip(const ScaledProblem& p, int m, double cut, const std::vector<bool>& eligible,
-          const std::vector<std::vector<int>>& regions, const std::vector<double>& span_cap)
+          const std::vector<std::vector<int>>& regions, const std::vector<double>& span_cap,
+          const std::vector<RegionCount>& counts)
       : n_(p.n), m_(m) {
     Model& model = model_;
     const int n = p.n;
@@ -615,6 +626,59 @@ class CaseMip {
       }
     }
     add_symmetry_breaking(p, c, model);
+    // Regions with a fixed count v (appended, so that the program without them is a prefix whose
+    // basis still fits): Σ c = v over the region; its computing receivers' rows summed, v·ρ <=
+    // Σ (y_i + G_i) and v·ρ <= Σ c_i·min(d_i, u_i), which stay strong for fractional roles; and
+    // the exact transport cut of its receivers, linear now that v is a constant: reducer j
+    // returns them H_j <= h_j and H_j <= Σ σ_ji over its capped pairs, or (v − c_j)·z_j when it
+    // has none (the per-pair count that needed one column per pair).
+    for (const RegionCount& rc : counts) {
+      std::vector<int> g;
+      for (int i : rc.members) {
+        if (c[i]) g.push_back(i);
+      }
+      const double v = rc.count;
+      int r = model.row_eq(v);
+      const int rg = model.row_le(0), rb = model.row_le(0);
+      model.coef(rg, rho, v);
+      model.coef(rb, rho, v);
+      std::vector<std::pair<int, double>> main;
+      for (int i : g) {
+        model.coef(r, c[i], 1);
+        model.coef(rg, G[i], -1);
+        if (y[i]) model.coef(rg, y[i], -1);
+        model.coef(rb, c[i], -std::min(1.0, p.both(i)));
+        main.emplace_back(G[i], 1.0);
+      }
+      for (int j = 0; j < n; ++j) {
+        if (!z[j] || std::ranges::none_of(g, [&](int i) { return i != j; })) continue;
+        const int H = model.col(0, std::min(p.up[j], md * zub[j]));
+        main.emplace_back(H, -1.0);
+        r = model.row_le(0);
+        model.coef(r, H, 1);
+        model.coef(r, h[j], -1);
+        r = model.row_le(0);
+        model.coef(r, H, 1);
+        int uncapped = 0;
+        for (int i : g) {
+          if (i == j) continue;
+          if (sig(j, i)) {
+            model.coef(r, sig(j, i), -1);
+          } else {
+            ++uncapped;
+          }
+        }
+        const bool inside = std::ranges::find(g, j) != g.end();
+        if (uncapped == static_cast<int>(g.size()) - (inside ? 1 : 0)) {
+          model.coef(r, z[j], -v);  // every pair uncapped: (v − [j in g]·c_j)·z_j
+          if (inside && y[j]) model.coef(r, y[j], 1);
+        } else if (uncapped > 0) {
+          model.coef(r, z[j], -uncapped);  // some pairs capped: each other pair at most z_j
+        }
+      }
+      r = model.row_le(0);
+      for (const auto& [col, coef] : main) model.coef(r, col, coef);
+    }
 
     lp_ = model.load();
     built_rows_ = glp_get_num_rows(lp_);
@@ -695,16 +759,19 @@ class CaseMip {
     Model::add_row_le(lp_, terms, 0);
   }
 
-  // `shared`: the root basis of the last MIP of this case's set of regions, where this MIP has
-  // none of its own yet. Cases of one region set differ only in m and the cut, so their programs
-  // usually have the same rows and columns, and the root starts a few pivots from that basis
-  // (about 7× faster than from scratch at 48 peers). A basis that fits badly only costs pivots
-  // (a singular one sends run_mip back to a fresh start). Left with this MIP's root basis for
-  // the next one.
-  MipSolve solve(std::int64_t max_nodes, RelaxationBasis* shared) {
+  // `shared`: the root basis of the last MIP of this case's set of regions (and kind: with or
+  // without region counts), where this MIP has none of its own yet; else `fallback`, that of the
+  // programs without counts, which are a prefix of those with. Cases of one region set differ
+  // only in m, the counts and the cut, so their programs usually have the same rows and columns,
+  // and the root starts a few pivots from that basis (about 7× faster than from scratch at 48
+  // peers). A basis that fits badly only costs pivots (a singular one sends run_mip back to a
+  // fresh start). Left with this MIP's root basis for the next one.
+  MipSolve solve(std::int64_t max_nodes, RelaxationBasis* shared,
+                 const RelaxationBasis* fallback = nullptr) {
     MipSolve out;
     bool warm = last_.apply(lp_);
     if (!warm && shared) warm = shared->apply(lp_);
+    if (!warm && fallback) warm = fallback->apply(lp_);
     out.outcome = run_mip(lp_, max_nodes, warm, [&] { last_.read(lp_); });
     // Handed on without the rows added to this program since it was built (cuts, exclusions). An
     // infeasible root leaves the basis at the end of phase 1: still close to the next case's.
@@ -907,6 +974,18 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     int m;
     unsigned mask;  // regions with a computing peer (0: no split)
     double bound = -kInf;
+    // With a mask of two regions, after a split (step 6): how many computing peers the first has
+    // (the second has the rest); -1 before.
+    int count = -1;
+  };
+  auto counts_of = [&](const Case& cs) {
+    std::vector<RegionCount> out;
+    if (cs.count < 0) return out;
+    const int first = std::countr_zero(cs.mask);
+    const int second = std::countr_zero(cs.mask & (cs.mask - 1));
+    out.push_back({regions[first], cs.count});
+    out.push_back({regions[second], cs.m - cs.count});
+    return out;
   };
   // What a case's programs and bounds need, for one cut: the eligible peers of its regions, the
   // regions' members, the span caps those regions impose, and the cheap bound's sorted lists.
@@ -956,7 +1035,25 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   auto case_bound = [&](const Case& cs, double cut) {
     const Scope& sc = scope_of(cs.mask, cut);
     if (sc.empty || static_cast<int>(sc.active.size()) > cs.m) return -kInf;
-    const double b = (*sc.cheap)(cs.m);
+    double b = (*sc.cheap)(cs.m);
+    // With region counts: the v largest κ of each region, and each region's v-th largest
+    // min(d, u).
+    const std::vector<RegionCount> counts = counts_of(cs);
+    double kappa = counts.empty() ? kInf : 0;
+    for (const RegionCount& rc : counts) {
+      std::vector<double> k, both;
+      for (int i : rc.members) {
+        if (!sc.eligible[i]) continue;
+        k.push_back(p.kappa[i]);
+        both.push_back(p.both(i));
+      }
+      if (rc.count > static_cast<int>(k.size())) return -kInf;
+      std::ranges::sort(k, std::greater<>());
+      std::ranges::sort(both, std::greater<>());
+      kappa += std::accumulate(k.begin(), k.begin() + rc.count, 0.0);
+      b = std::min(b, both[rc.count - 1]);
+    }
+    b = std::min(b, kappa);
     // ρ <= Σ_j z_j: every receiver gets at most the spans, each at most 1 (WLOG z_j <= ρ), its
     // download over m − 1 senders, and the caps of this case.
     double spans = 0;
@@ -972,7 +1069,8 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   // The role sets of a case with m computing peers that the bounds without an LP leave above the
   // cut, when the case has at most kScanRoleSets sets and at most `few` remain: m of its eligible
   // peers, some in each of its regions, in lexicographic order. nullopt: too many, use the MIP.
-  auto few_role_sets = [&](const Scope& sc, int m, double cut) -> std::optional<std::vector<std::vector<bool>>> {
+  auto few_role_sets = [&](const Scope& sc, int m, const std::vector<RegionCount>& counts,
+                           double cut) -> std::optional<std::vector<std::vector<bool>>> {
     std::vector<int> pool;
     for (int i = 0; i < n; ++i) {
       if (sc.eligible[i]) pool.push_back(i);
@@ -991,6 +1089,11 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       bool every_region = true;
       for (const auto& members : sc.active) {
         every_region = every_region && std::any_of(members.begin(), members.end(), [&](int i) { return roles[i]; });
+      }
+      for (const RegionCount& rc : counts) {
+        every_region = every_region && std::ranges::count_if(rc.members, [&](int i) {
+                                         return static_cast<bool>(roles[i]);
+                                       }) == rc.count;
       }
       if (every_region && ev.may_reach(roles, cut)) {
         if (static_cast<int>(sets.size()) == few) return std::nullopt;
@@ -1052,6 +1155,31 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   std::vector<Open> state(cases.size());
   std::map<unsigned, RelaxationBasis> root_bases;  // per set of regions: the last MIP's root basis
   int budget = max_mips;
+  // A case of two regions whose MIP did not settle it (its roles were overrated, or the node
+  // budget ran out) is replaced by one case per count of computing peers in its first region
+  // (step 6): each inherits its bound and its cuts.
+  auto split = [&](std::size_t c) {
+    const Case parent = cases[c];
+    if (parent.count >= 0 || std::popcount(parent.mask) != 2 || !(parent.bound > cut_of())) {
+      return;
+    }
+    const std::vector<TransportCut> cuts = state[c].cuts;
+    state[c].closed = true;
+    state[c].mip.reset();
+    cases[c].bound = -kInf;
+    ++res.region_splits;
+    for (int v = 1; v < parent.m; ++v) {
+      Case sub = parent;
+      sub.count = v;
+      sub.bound = std::min(parent.bound, case_bound(sub, cut_of()));
+      if (!(sub.bound > cut_of())) continue;
+      cases.push_back(sub);
+      state.emplace_back().cuts = cuts;
+    }
+  };
+  if (limits.split_regions_first) {
+    for (std::size_t c = 0, initial = cases.size(); c < initial; ++c) split(c);
+  }
   for (;;) {
     std::size_t pick = cases.size();
     for (std::size_t c = 0; c < cases.size(); ++c) {
@@ -1072,7 +1200,8 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     cs.bound = std::min(cs.bound, cheap);
     if (!(cheap > cut)) continue;
     const Scope& sc = scope_of(cs.mask, cut);
-    if (auto sets = few_role_sets(sc, cs.m, cut)) {
+    const std::vector<RegionCount> counts = counts_of(cs);
+    if (auto sets = limits.split_regions_first ? std::nullopt : few_role_sets(sc, cs.m, counts, cut)) {
       // Few role sets (all but a few eligible peers compute, or the rest fail the bounds without
       // an LP): each is tested as the incumbent search tests roles, cheaper than a MIP that
       // restates the averaging LP with hundreds of big-M rows.
@@ -1091,7 +1220,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     }
     --budget;
     if (!st.mip) {
-      st.mip = std::make_unique<CaseMip>(p, cs.m, cut, sc.eligible, sc.active, sc.span_cap);
+      st.mip = std::make_unique<CaseMip>(p, cs.m, cut, sc.eligible, sc.active, sc.span_cap, counts);
     } else {
       st.mip->tighten(cut, sc.eligible);
     }
@@ -1099,7 +1228,10 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     for (; st.excluded_in < excluded.size(); ++st.excluded_in) {
       if (count_set(excluded[st.excluded_in]) == cs.m) st.mip->exclude(excluded[st.excluded_in]);
     }
-    const MipSolve got = st.mip->solve(nodes, &root_bases[cs.mask]);
+    const unsigned kind = cs.count >= 0 ? kCounted : 0u;
+    const auto plain = root_bases.find(cs.mask);
+    const MipSolve got = st.mip->solve(nodes, &root_bases[cs.mask | kind],
+                                       kind && plain != root_bases.end() ? &plain->second : nullptr);
     ++res.mips;
     res.nodes += got.outcome.nodes;
     if (got.outcome.infeasible) {
@@ -1113,6 +1245,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     cs.bound = std::min(cs.bound, got.outcome.optimal ? got.value : got.outcome.bound);
     if (!got.outcome.solved) {
       st.closed = true;  // no solution within its node budget: keep the bound
+      split(pick);
       continue;
     }
     const bool improves = ev.at_least(got.computes, cut);
@@ -1132,6 +1265,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       if (!dup) st.cuts.push_back(tc);
     }
     if (!improves && !got.outcome.optimal) st.closed = true;  // node budget spent: keep its bound
+    if (!improves) split(pick);  // (cs and st may not outlive this)
   }
   // A case proven against the cut is bounded by it; one left open by its last bound.
   res.bound = res.value;
