@@ -68,8 +68,8 @@ bool start_from_basis(glp_prob* lp, const LpItems& items, const LpBasis& start) 
 }  // namespace
 
 int LpBasis::status_of(const LpItem& item, int fresh) const {
-  const auto it = std::lower_bound(status.begin(), status.end(), std::pair<LpItem, int>{item, 0},
-                                   item_before);
+  // Compared with the item itself: a pair made to search with would copy its receiver set.
+  const auto it = std::ranges::lower_bound(status, item, {}, &std::pair<LpItem, int>::first);
   return it != status.end() && it->first == item ? it->second : fresh;
 }
 

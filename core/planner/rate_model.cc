@@ -28,13 +28,18 @@ struct PieceCut {
   std::vector<Edge> edges;
 };
 
-// Sums repeated columns: GLPK takes each (row, column) once.
-std::vector<std::pair<int, double>> merged(const std::vector<std::pair<int, double>>& terms) {
-  std::map<int, double> sum;
-  for (const auto& [col, v] : terms) sum[col] += v;
+// Sums repeated columns: GLPK takes each (row, column) once. By column, each sum in the order
+// the terms came (a stable sort, no map: this runs for every row the LP builds).
+std::vector<std::pair<int, double>> merged(std::vector<std::pair<int, double>> terms) {
+  std::ranges::stable_sort(terms, {}, &std::pair<int, double>::first);
   std::vector<std::pair<int, double>> out;
-  for (const auto& [col, v] : sum) {
-    if (v != 0) out.emplace_back(col, v);
+  out.reserve(terms.size());
+  for (std::size_t k = 0; k < terms.size();) {
+    double sum = 0;
+    std::size_t end = k;
+    for (; end < terms.size() && terms[end].first == terms[k].first; ++end) sum += terms[end].second;
+    if (sum != 0) out.emplace_back(terms[k].first, sum);
+    k = end;
   }
   return out;
 }

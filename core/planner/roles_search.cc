@@ -1054,6 +1054,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       b = std::min(b, both[rc.count - 1]);
     }
     b = std::min(b, kappa);
+    if (!(b > cut)) return b;  // settled: the sum below costs a division per peer
     // ρ <= Σ_j z_j: every receiver gets at most the spans, each at most 1 (WLOG z_j <= ρ), its
     // download over m − 1 senders, and the caps of this case.
     double spans = 0;
