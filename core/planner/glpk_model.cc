@@ -89,12 +89,14 @@ glp_smcp simplex_params(const glp_prob* lp, bool dual) {
   return parm;
 }
 
-bool solve_simplex(glp_prob* lp, bool dual) {
-  const glp_smcp parm = simplex_params(lp, dual);
+bool solve_simplex(glp_prob* lp, bool dual, int max_pivots) {
+  glp_smcp parm = simplex_params(lp, dual);
+  if (max_pivots > 0) parm.it_lim = max_pivots;
   if (glp_simplex(lp, &parm) == 0 && glp_get_status(lp) == GLP_OPT) return true;
   if (!dual) return false;
   // The dual simplex needs a dual feasible basis; fall back on the primal one.
-  const glp_smcp primal = simplex_params(lp, false);
+  glp_smcp primal = simplex_params(lp, false);
+  if (max_pivots > 0) primal.it_lim = max_pivots;
   return glp_simplex(lp, &primal) == 0 && glp_get_status(lp) == GLP_OPT;
 }
 

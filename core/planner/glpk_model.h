@@ -68,8 +68,9 @@ class Model {
 // iteration limit instead of a time limit so that a numerically stuck solve ends the same way on
 // every machine.
 glp_smcp simplex_params(const glp_prob* lp, bool dual = false);
-// Runs simplex with those parameters; true when an optimal basic solution was found.
-bool solve_simplex(glp_prob* lp, bool dual = false);
+// Runs simplex with those parameters; true when an optimal basic solution was found. With
+// `max_pivots` > 0, at most that many pivots (false when they run out).
+bool solve_simplex(glp_prob* lp, bool dual = false, int max_pivots = 0);
 
 struct MipOutcome {
   bool solved = false;      // an integral solution was found

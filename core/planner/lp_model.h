@@ -140,6 +140,7 @@ struct RateResult {
   double rho = 0;    // max averaging rate, scaled units; +inf when fewer than two peers compute
   double lower = 0;  // a feasible rate: the best consistent split (rho when certified)
   int rounds = 0;    // LP solves
+  bool warm_dropped = false;  // the start basis fit so badly that the LP started over cold
 };
 
 struct SplitResult;

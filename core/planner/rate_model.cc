@@ -493,7 +493,19 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     }
   }
   start_basis(lp, items, io.start);
-  if (!solve_simplex(lp)) return res;
+  // From a previous plan's basis a re-solve takes a few dozen pivots (0–54 on 30 swarms of 64
+  // peers). Where the peer that came or went mattered, that basis fits badly: two such re-solves,
+  // carrying the exact phase, took 850 and 970 pivots, 8× a cold solve. Past a limit the warm
+  // start is dropped for a cold solve.
+  const int warm_pivots = io.start ? std::max(150, glp_get_num_rows(lp) / 8) : 0;
+  if (!solve_simplex(lp, /*dual=*/false, warm_pivots)) {
+    if (!io.start) return res;
+    AveragingLpIo cold = io;
+    cold.start = nullptr;
+    RateResult restarted = averaging_lp(p, computes, bounds_only, cold);
+    restarted.warm_dropped = true;
+    return restarted;
+  }
   res.rounds = 1;
   res.lower = floor * beta;
   if (bounds_only || met()) {

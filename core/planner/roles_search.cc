@@ -1125,7 +1125,12 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   // beat the incumbent, best bound first. Regions joined by narrow caps often do best apart (one
   // region computing alone escapes the caps), which the chain over all peers never tries; an
   // incumbent found here lets the MIPs of the other cases fail at their root.
-  if (!res.warm && !regions.empty()) {
+  // Warm, the previous roles replace these chains, which would cost a few LPs on every re-solve;
+  // but where cases are left for MIPs (the previous roles are far from the new optimum), the
+  // chains cost less than MIPs against a weak incumbent.
+  const bool chains = !res.warm || !cases.empty();
+  if (res.warm && chains) best_nested(capable);
+  if (chains && !regions.empty()) {
     const unsigned all = (1u << regions.size()) - 1;
     std::map<unsigned, double> best_of_mask;
     for (const Case& cs : cases) {

@@ -745,6 +745,49 @@ TEST(PlannerWarmStart, LpsFromAnyBasisReachTheColdOptimum) {
   EXPECT_GE(exact_phase, 8);
 }
 
+// Where the peer that leaves mattered, the previous plan's basis fits a nearby role set's new LP
+// badly (from it, with the exact phase built first, this 64-peer LP took 850 primal pivots, 8× a
+// cold solve): past its pivot limit the LP starts over cold, and reaches the cold optimum. The Planner's
+// re-solve, which also runs the nested chains when cases are left for MIPs, has the cold value.
+TEST(PlannerWarmStart, BasisThatFitsBadlyIsDroppedForAColdSolve) {
+  const PlannerInput all = testing::random_composition(65, 777000);
+  PlannerInput without = all;  // peer 0 leaves
+  without.peers.erase(without.peers.begin());
+  for (auto& row : without.pair_caps) row.erase(row.begin());
+  without.pair_caps.erase(without.pair_caps.begin());
+  const detail::ScaledProblem before = detail::scale(all, PlannerOptions{});
+  const detail::RolesResult old = detail::search_roles(before, {}, {}, nullptr, true);
+  ASSERT_TRUE(old.bases.averaging.exact_phase);
+  std::vector<int> to(65);
+  for (int i = 0; i < 65; ++i) to[i] = i - 1;  // peer 0 is gone
+  const detail::PlanBases start = detail::reindexed(old.bases, to);
+  const detail::ScaledProblem p = detail::scale(without, PlannerOptions{});
+  // The previous roles and the widest peer not computing: the re-solve's second candidate.
+  std::vector<bool> roles(old.computes.begin() + 1, old.computes.end());
+  int widest = -1;
+  for (int i = 0; i < p.n; ++i) {
+    if (p.can_compute[i] && !roles[i] && (widest < 0 || p.both(i) > p.both(widest))) widest = i;
+  }
+  ASSERT_GE(widest, 0);
+  roles[widest] = true;
+  const detail::RateResult cold = detail::averaging_lp(p, roles);
+  const detail::RateResult warm = detail::averaging_lp(p, roles, false, {.start = &start.averaging});
+  ASSERT_TRUE(cold.certified && warm.certified);
+  EXPECT_TRUE(warm.warm_dropped);
+  EXPECT_FALSE(cold.warm_dropped);
+  EXPECT_NEAR(warm.rho, cold.rho, 1e-9 * cold.rho);
+
+  std::vector<std::uint64_t> keys_all(65), keys_without(64);
+  for (int i = 0; i < 65; ++i) keys_all[i] = static_cast<std::uint64_t>(i);
+  for (int i = 0; i < 64; ++i) keys_without[i] = static_cast<std::uint64_t>(i + 1);
+  Planner session;
+  session.solve(all, keys_all);
+  const Plan again = session.solve(without, keys_without);
+  const Plan fresh = solve(without);
+  EXPECT_TRUE(again.roles_exact);
+  EXPECT_NEAR(again.steps_per_s, fresh.steps_per_s, 1e-6 * fresh.steps_per_s);
+}
+
 // A Planner through a chain of departures, joins and reorderings, with keys in no particular order:
 // every warm solve has the cold solve's value and averaging rate, and fractions the links carry.
 TEST(PlannerWarmStart, ChainsOfChangesKeepTheColdValue) {
