@@ -278,6 +278,27 @@ struct MipSolve {
   double value = 0;  // the program's ρ at its solution
 };
 
+// The pairs from reducer j to the receivers T (other than j): the σ columns of those whose cap
+// can bind (`sigma[j][i]`, 0 where none), and how many others there are, each returning at most
+// z_j. What j returns to T is at most their sum (exact when all of T computes).
+struct PairsTo {
+  std::vector<int> sigma;
+  int uncapped = 0;
+};
+PairsTo pairs_to(const std::vector<std::vector<int>>& sigma, int j, const std::vector<int>& T) {
+  PairsTo out;
+  for (int i : T) {
+    if (i == j) continue;
+    const int col = sigma[j].empty() ? 0 : sigma[j][i];
+    if (col) {
+      out.sigma.push_back(col);
+    } else {
+      ++out.uncapped;
+    }
+  }
+  return out;
+}
+
 // The roles program of one case: exactly m computing peers among `eligible`, looking only for
 // plans with ρ >= cut (README.md, "The roles search"). It is the aggregated averaging model with
 // the roles as binaries: products of a role and a rate are linearised (exactly, for integral
@@ -492,16 +513,9 @@ class CaseMip {
     // What reducer j can return to the receivers T: σ_ji on a capped pair and z_j otherwise
     // (counted whether or not i computes: exact when all of T computes, valid always).
     auto returns_bound = [&](int j, const std::vector<int>& T, std::vector<std::pair<int, double>>* terms) {
-      int spans = 0;
-      for (int i : T) {
-        if (i == j) continue;
-        if (sig(j, i)) {
-          terms->emplace_back(sig(j, i), -1.0);
-        } else {
-          ++spans;
-        }
-      }
-      if (spans) terms->emplace_back(z[j], -spans);
+      const PairsTo pairs = pairs_to(sigma, j, T);
+      for (int col : pairs.sigma) terms->emplace_back(col, -1.0);
+      if (pairs.uncapped) terms->emplace_back(z[j], -pairs.uncapped);
     };
     // H_j: what j returns to T, at most h_j, the bound above, and zub_j per computing receiver.
     auto add_returns_column = [&](int j, const std::vector<int>& T,
@@ -659,21 +673,14 @@ class CaseMip {
         model.coef(r, h[j], -1);
         r = model.row_le(0);
         model.coef(r, H, 1);
-        int uncapped = 0;
-        for (int i : g) {
-          if (i == j) continue;
-          if (sig(j, i)) {
-            model.coef(r, sig(j, i), -1);
-          } else {
-            ++uncapped;
-          }
-        }
+        const PairsTo pairs = pairs_to(sigma, j, g);
+        for (int col : pairs.sigma) model.coef(r, col, -1);
         const bool inside = std::ranges::find(g, j) != g.end();
-        if (uncapped == static_cast<int>(g.size()) - (inside ? 1 : 0)) {
+        if (pairs.sigma.empty()) {
           model.coef(r, z[j], -v);  // every pair uncapped: (v − [j in g]·c_j)·z_j
           if (inside && y[j]) model.coef(r, y[j], 1);
-        } else if (uncapped > 0) {
-          model.coef(r, z[j], -uncapped);  // some pairs capped: each other pair at most z_j
+        } else if (pairs.uncapped > 0) {
+          model.coef(r, z[j], -pairs.uncapped);  // some pairs capped: each other at most z_j
         }
       }
       r = model.row_le(0);
@@ -805,16 +812,9 @@ class CaseMip {
   }
   // What reducer j can return to the receivers T, as terms of an upper bound (<= form).
   void returns_bound(int j, const std::vector<int>& T, std::map<int, double>* row) const {
-    int spans = 0;
-    for (int i : T) {
-      if (i == j) continue;
-      if (sig(j, i)) {
-        (*row)[sig(j, i)] -= 1;
-      } else {
-        ++spans;
-      }
-    }
-    if (spans) (*row)[z_[j]] -= spans;
+    const PairsTo pairs = pairs_to(sigma_, j, T);
+    for (int col : pairs.sigma) (*row)[col] -= 1;
+    if (pairs.uncapped) (*row)[z_[j]] -= pairs.uncapped;
   }
 
   int n_, m_;
