@@ -44,6 +44,23 @@ std::vector<std::pair<int, double>> merged(std::vector<std::pair<int, double>> t
   return out;
 }
 
+// The largest span reducer j can have with these roles (m of them computing), before ρ's own
+// bound: its download over its m − c_j senders, what each computing peer uploads and carries to it
+// over their pair, and, for a reducer that does not compute (it only returns its span, WLOG no
+// faster than its widest pair to a computing peer), that pair. Capacities in the caller's units.
+template <class Down, class Up, class Cap>
+double span_limit(int n, int j, int m, const std::vector<bool>& computes, Down down, Up up,
+                  Cap cap) {
+  double limit = down(j) / (m - (computes[j] ? 1 : 0));
+  double widest = 0;
+  for (int k = 0; k < n; ++k) {
+    if (k == j || !computes[k]) continue;
+    limit = std::min({limit, up(k), cap(k, j)});
+    widest = std::max(widest, cap(j, k));
+  }
+  return computes[j] ? limit : std::min(limit, widest);
+}
+
 // Cut rounds before giving up on the aggregated form (then the per-pair LP decides). Each round
 // adds the transport cut of one set of receivers; a few are typical with pair caps, none
 // without.
@@ -98,19 +115,10 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   std::vector<double> zub(n, 0);
   for (int j = 0; j < n; ++j) {
     if (!p.can_reduce[j]) continue;
-    // WLOG z_j <= ρ <= 1; its parts arrive from m − c_j senders, each uploading them.
-    double ub = std::min(1.0, d[j] / (m - c(j)));
-    for (int k = 0; k < n; ++k) {
-      if (k != j && computes[k]) ub = std::min({ub, u[k], cap(k, j)});
-    }
-    if (!computes[j]) {  // it only returns its span: WLOG no larger than its widest pair
-      double widest = 0;
-      for (int i = 0; i < n; ++i) {
-        if (i != j && computes[i]) widest = std::max(widest, cap(j, i));
-      }
-      ub = std::min(ub, widest);
-    }
-    zub[j] = std::max(ub, 0.0);
+    // WLOG z_j <= ρ <= 1.
+    const double limit = span_limit(n, j, m, computes, [&](int i) { return d[i]; },
+                                    [&](int k) { return u[k]; }, cap);
+    zub[j] = std::max(std::min(1.0, limit), 0.0);
   }
   double zsum = 0;
   for (double v : zub) zsum += v;
@@ -595,22 +603,14 @@ double pair_cap_bound(const ScaledProblem& p, const std::vector<bool>& computes)
   int m = 0;
   for (int i = 0; i < n; ++i) m += computes[i] ? 1 : 0;
   if (m < 2) return kInf;
-  // The largest span each reducer can have: its download over its m − c_j senders, what every
-  // computing peer can upload to it, and (WLOG, as in averaging_lp) for a reducer that does not
-  // compute its widest pair to a computing peer.
+  // The largest span each reducer can have, as in averaging_lp.
   std::vector<double> span(n, 0);
   double all_spans = 0;
   for (int j = 0; j < n; ++j) {
     if (!p.can_reduce[j]) continue;
-    double z = p.down[j] / (m - (computes[j] ? 1 : 0));
-    double widest = 0;
-    for (int k = 0; k < n; ++k) {
-      if (k == j || !computes[k]) continue;
-      z = std::min({z, p.up[k], p.pair_cap(k, j)});
-      widest = std::max(widest, p.pair_cap(j, k));
-    }
-    if (!computes[j]) z = std::min(z, widest);
-    span[j] = std::max(0.0, z);
+    span[j] = std::max(0.0, span_limit(n, j, m, computes, [&](int i) { return p.down[i]; },
+                                       [&](int k) { return p.up[k]; },
+                                       [&](int a, int b) { return p.pair_cap(a, b); }));
     all_spans += span[j];
   }
   // ρ <= Σ z (a receiver gets at most every span), and for each computing receiver ρ <= z_i +

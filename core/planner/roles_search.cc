@@ -517,9 +517,9 @@ class CaseMip {
       for (int col : pairs.sigma) terms->emplace_back(col, -1.0);
       if (pairs.uncapped) terms->emplace_back(z[j], -pairs.uncapped);
     };
-    // H_j: what j returns to T, at most h_j, the bound above, and zub_j per computing receiver.
-    auto add_returns_column = [&](int j, const std::vector<int>& T,
-                                  const std::vector<std::pair<int, double>>& terms,
+    // H_j: what j returns to a group of receivers, at most h_j and at most `terms` (a bound on its
+    // pairs to them, in <= form); its −1 goes into the group's cut `main`.
+    auto add_returns_column = [&](int j, const std::vector<std::pair<int, double>>& terms,
                                   std::vector<std::pair<int, double>>* main) {
       const int H = model.col(0, std::min(p.up[j], md * zub[j]));
       main->emplace_back(H, -1.0);
@@ -529,16 +529,7 @@ class CaseMip {
       r = model.row_le(0);
       model.coef(r, H, 1);
       for (const auto& [col, v] : terms) model.coef(r, col, v);
-      r = model.row_le(0);
-      model.coef(r, H, 1);
-      bool any = false;
-      for (int i : T) {
-        if (i != j && c[i]) {
-          model.coef(r, c[i], -zub[j]);
-          any = true;
-        }
-      }
-      if (!any) model.set_row_hi(r, 0);
+      return H;
     };
     if (!p.cap.empty()) {
       for (int j = 0; j < n; ++j) {
@@ -602,7 +593,19 @@ class CaseMip {
           }
           std::vector<std::pair<int, double>> terms;
           returns_bound(j, members, &terms);
-          if (!terms.empty()) add_returns_column(j, members, terms, &main);
+          if (terms.empty()) continue;
+          // H_j is also at most zub_j per computing receiver of the group.
+          const int H = add_returns_column(j, terms, &main);
+          const int r = model.row_le(0);
+          model.coef(r, H, 1);
+          bool any = false;
+          for (int i : members) {
+            if (i != j && c[i]) {
+              model.coef(r, c[i], -zub[j]);
+              any = true;
+            }
+          }
+          if (!any) model.set_row_hi(r, 0);
         }
         if (!direct.empty()) {
           const int Zg = model.col(0, kInf);
@@ -666,22 +669,16 @@ class CaseMip {
       }
       for (int j = 0; j < n; ++j) {
         if (!z[j] || std::ranges::none_of(g, [&](int i) { return i != j; })) continue;
-        const int H = model.col(0, std::min(p.up[j], md * zub[j]));
-        main.emplace_back(H, -1.0);
-        r = model.row_le(0);
-        model.coef(r, H, 1);
-        model.coef(r, h[j], -1);
-        r = model.row_le(0);
-        model.coef(r, H, 1);
         const PairsTo pairs = pairs_to(sigma, j, g);
-        for (int col : pairs.sigma) model.coef(r, col, -1);
-        const bool inside = std::ranges::find(g, j) != g.end();
-        if (pairs.sigma.empty()) {
-          model.coef(r, z[j], -v);  // every pair uncapped: (v − [j in g]·c_j)·z_j
-          if (inside && y[j]) model.coef(r, y[j], 1);
-        } else if (pairs.uncapped > 0) {
-          model.coef(r, z[j], -pairs.uncapped);  // some pairs capped: each other at most z_j
+        std::vector<std::pair<int, double>> terms;
+        for (int col : pairs.sigma) terms.emplace_back(col, -1.0);
+        if (pairs.sigma.empty()) {  // every pair uncapped: (v − [j in g]·c_j)·z_j
+          terms.emplace_back(z[j], -v);
+          if (y[j] && std::ranges::find(g, j) != g.end()) terms.emplace_back(y[j], 1.0);
+        } else if (pairs.uncapped > 0) {  // some pairs capped: each other at most z_j
+          terms.emplace_back(z[j], -pairs.uncapped);
         }
+        add_returns_column(j, terms, &main);
       }
       r = model.row_le(0);
       for (const auto& [col, coef] : main) model.coef(r, col, coef);
