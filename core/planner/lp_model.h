@@ -55,12 +55,12 @@ ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt);
 // of relays that are not peers have none.
 enum class LpItemKind : std::uint8_t {
   None,  // stands for nothing that outlives its solve
-  // The averaging LP's columns: ρ, Z, z_j, G_i, h_j, σ_ji (a = j, b = i), and H_j of an exact
-  // cut (a = j, `set` = the cut's receivers).
-  Rate, SpanSum, Span, Received, Returned, PairReturn, CutReturn,
+  // The averaging LP's columns: ρ, Z, z_j, G_i, h_j, the shortfall s_ji = z_j − σ_ji of a capped
+  // pair (a = j, b = i), and H_j of an exact cut (a = j, `set` = the cut's receivers).
+  Rate, SpanSum, Span, Received, Returned, PairShortfall, CutReturn,
   // Its rows, one kind per family of constraints (README.md, "The averaging LP").
   SpanSumDefinition, Download, Upload, ReturnsLimit, Receives, ReceivesSpans, Balance,
-  ReturnsSeed, ReceivesSeed, PairBySpan, PairByCap, ReceivesExact, Cut, CutByReturns, CutByPairs,
+  ReturnsSeed, ReceivesSeed, PairByCap, ReceivesExact, Cut, CutByReturns, CutByPairs,
   // The split's columns w_j and W, and its rows (README.md, "Fractions: the split real links
   // carry").
   Share, ShareSum, ShareSumDefinition, PeerLoad, PairLoad
