@@ -134,8 +134,8 @@ struct TransportCut {
 struct RateResult {
   bool ok = false;
   // rho is the LP's optimum (the aggregated model's optimum was split into per-pair returns, or
-  // met the best split); false when the cut loop ran out of rounds or was not asked to run (then
-  // the optimum lies in [lower, rho]).
+  // met the best split); false when the cut loop ran out of rounds, was not asked to run, or
+  // stopped below io.stop_below (then the optimum lies in [lower, rho]).
   bool certified = false;
   double rho = 0;    // max averaging rate, scaled units; +inf when fewer than two peers compute
   double lower = 0;  // a feasible rate: the best consistent split (rho when certified)
@@ -150,6 +150,9 @@ struct AveragingLpIo {
   const LpBasis* start = nullptr;             // a similar LP's basis (peers numbered as in p)
   std::vector<TransportCut>* cuts = nullptr;  // out: transport cuts binding at the optimum
   LpBasis* finish = nullptr;                  // out: this LP's basis at its optimum
+  // Stop, uncertified, once the optimum is known to lie below this rate (scaled units), for a
+  // caller that only asks whether the rate reaches it; rho is then an upper bound below it.
+  double stop_below = 0;
 };
 
 // The literal averaging LP (docs/dedloc.md §2) with the roles fixed, solved exactly on its

@@ -524,6 +524,16 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     if (io.cuts) export_cuts();  // valid either way; they bind at this solution
     return res;
   }
+  // A caller that only asks whether ρ reaches io.stop_below has its answer once the optimum is
+  // below it: cuts only lower it further.
+  auto below = [&] { return glp_get_col_prim(lp, rho) * beta < io.stop_below; };
+  auto stop = [&] {
+    finish();
+    res.rho = glp_get_col_prim(lp, rho) * beta;
+    if (io.cuts) export_cuts();  // valid; they bind at this solution
+    return res;
+  };
+  if (below()) return stop();
   if (!p.cap.empty() && !exact_phase) {
     read();
     add_exact_phase();
@@ -535,6 +545,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       res.certified = true;
       break;
     }
+    if (below()) return stop();
     read();
     // What each receiver needs from the others (its own span is local) and what each reducer
     // can upload in returns beyond its parts: the LP point is realisable iff this transport

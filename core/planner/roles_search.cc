@@ -82,13 +82,35 @@ class Evaluator {
     LpBasis* finish = record_bases_ ? &bases_[computes].averaging : nullptr;
     const RateResult r = averaging_lp(
         p_, computes, /*bounds_only=*/false,
-        {.split = &split(computes), .start = near_start(computes) ? &start_->averaging : nullptr,
-         .cuts = &cuts, .finish = finish});
+        {.split = &split(computes), .start = start_for(computes), .cuts = &cuts, .finish = finish});
     double rho = r.ok ? r.rho : 0;
     if (!r.ok || !r.certified) rho = reference_averaging_lp(p_, computes).rho;
     exact_.emplace(computes, rho);
     cuts_[computes] = std::move(cuts);
     return rho;
+  }
+  // Whether the exact rate reaches v, by the exact LP stopped once its bound falls below v (its
+  // cut rounds only lower it): most roles tested against the incumbent fall short, and their
+  // exact rate is never needed. A stopped LP's basis, with its exact phase and cuts, is kept: the
+  // same roles asked again against a lower v (a chain asks "keeps up with its compute?", then
+  // "beats the incumbent?") resume from it instead of starting over.
+  bool reaches(const std::vector<bool>& computes, double v) {
+    ++evaluations_;
+    std::vector<TransportCut> cuts;
+    LpBasis finish;
+    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/false,
+                                      {.split = &split(computes), .start = start_for(computes),
+                                       .cuts = &cuts, .finish = &finish, .stop_below = v});
+    if (!r.ok || (!r.certified && !(r.rho < v))) return rate(computes) >= v;  // out of rounds
+    cuts_[computes] = std::move(cuts);
+    if (r.certified) {
+      if (record_bases_) bases_[computes].averaging = std::move(finish);
+      exact_.emplace(computes, r.rho);
+      return r.rho >= v;
+    }
+    bounds_.insert_or_assign(computes, Range{r.lower, r.rho});
+    stopped_.insert_or_assign(computes, std::move(finish));
+    return false;
   }
   // The final bases of these roles' LPs (when recording), handed over.
   PlanBases take_bases(const std::vector<bool>& computes) {
@@ -129,7 +151,7 @@ class Evaluator {
     const Range r = bounds(computes);
     if (r.lower >= v) return true;
     if (r.upper < v) return false;
-    return rate(computes) >= v;
+    return reaches(computes, v);
   }
 
   int evaluations() const { return evaluations_; }
@@ -149,6 +171,11 @@ class Evaluator {
   }
 
  private:
+  // A stopped LP of these roles, else the start's basis when these roles are near its roles.
+  const LpBasis* start_for(const std::vector<bool>& computes) const {
+    if (auto it = stopped_.find(computes); it != stopped_.end()) return &it->second;
+    return near_start(computes) ? &start_->averaging : nullptr;
+  }
   // Far from the start's roles its basis fits badly, and the exact phase it brings costs more
   // than it saves.
   bool near_start(const std::vector<bool>& computes) const {
@@ -166,6 +193,7 @@ class Evaluator {
   std::map<std::vector<bool>, SplitResult> splits_;
   std::map<std::vector<bool>, double> exact_;
   std::map<std::vector<bool>, Range> bounds_;
+  std::map<std::vector<bool>, LpBasis> stopped_;  // reaches(): LPs stopped below their v
   std::map<std::vector<bool>, std::vector<TransportCut>> cuts_;
   int evaluations_ = 0;
 };

@@ -465,7 +465,7 @@ TEST(PlannerCompactModel, CompactRolesMatchFullMip) {
 // optimum for any roles.
 TEST(PlannerAveragingLp, AggregatedFormEqualsPerPairLp) {
   Rng rng(17);
-  int trials = 0, cut_rounds = 0, tighter_without_lp = 0;
+  int trials = 0, cut_rounds = 0, tighter_without_lp = 0, stopped_early = 0;
   for (std::uint64_t seed = 0; seed < 90; ++seed) {
     testing::CompositionOptions opt;
     opt.per_pair_caps = seed % 3 == 1;
@@ -485,6 +485,19 @@ TEST(PlannerAveragingLp, AggregatedFormEqualsPerPairLp) {
       const detail::RateResult bounds = detail::averaging_lp(p, roles, /*bounds_only=*/true);
       EXPECT_LE(bounds.lower, slow.rho * (1 + 1e-7));
       EXPECT_GE(bounds.rho, slow.rho * (1 - 1e-7));
+      // Asked only whether ρ reaches a rate just above it, the LP may stop early with an upper
+      // bound below that rate; asked about a rate below it, it must run to the optimum.
+      const detail::RateResult above =
+          detail::averaging_lp(p, roles, false, {.stop_below = slow.rho * 1.002});
+      ASSERT_TRUE(above.ok);
+      EXPECT_LT(above.rho, slow.rho * 1.002) << "seed " << seed;
+      EXPECT_GE(above.rho, slow.rho * (1 - 1e-7)) << "seed " << seed;
+      EXPECT_LE(above.rounds, fast.rounds) << "seed " << seed;
+      stopped_early += above.rounds < fast.rounds ? 1 : 0;
+      const detail::RateResult under =
+          detail::averaging_lp(p, roles, false, {.stop_below = slow.rho * 0.998});
+      EXPECT_TRUE(under.certified) << "seed " << seed;
+      EXPECT_NEAR(under.rho, slow.rho, 1e-7 * std::max(slow.rho, 1e-12)) << "seed " << seed;
       // So is the pair-cap bound, which needs no LP; with caps it is sometimes below the other bound
       // without an LP (the compact model's download bound).
       const double no_lp = detail::pair_cap_bound(p, roles);
@@ -494,11 +507,13 @@ TEST(PlannerAveragingLp, AggregatedFormEqualsPerPairLp) {
       ++trials;
     }
   }
-  std::printf("role sets checked: %d, needing transport cuts: %d, pair-cap bound below the download bound: %d\n",
-              trials, cut_rounds, tighter_without_lp);
+  std::printf("role sets checked: %d, needing transport cuts: %d, pair-cap bound below the download bound: %d, "
+              "rounds saved by stopping below a rate 0.2%% above the optimum: %d\n",
+              trials, cut_rounds, tighter_without_lp, stopped_early);
   EXPECT_GE(trials, 150);
   EXPECT_GE(cut_rounds, 3);
   EXPECT_GE(tighter_without_lp, 5);
+  EXPECT_GE(stopped_early, 2);
 }
 
 // The roles search against enumeration on 3–9 peers.
