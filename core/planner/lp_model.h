@@ -153,15 +153,18 @@ struct AveragingLpIo {
   // Stop, uncertified, once the optimum is known to lie below this rate (scaled units), for a
   // caller that only asks whether the rate reaches it; rho is then an upper bound below it.
   double stop_below = 0;
+  // out: the basis where it stopped, when that was after the exact phase (a later LP of these
+  // roles resumes from it; before the exact phase there is little to resume).
+  LpBasis* stopped = nullptr;
 };
 
 // The literal averaging LP (docs/dedloc.md §2) with the roles fixed, solved exactly on its
 // aggregated form: per-peer totals of returns instead of per-pair ones, plus transport cuts
 // found by max-flow until the totals can be split into pairs (README.md, "The averaging LP").
-// With bounds_only, stops after the first solve of the aggregated form: rho is then an upper
-// bound and lower a lower bound (cheap; exact when they meet).
+// With io.stop_below = +inf it stops after the first solve of the aggregated form: rho is then an
+// upper bound and lower a lower bound (cheap; exact when they meet).
 RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
-                        bool bounds_only = false, const AveragingLpIo& io = {});
+                        const AveragingLpIo& io = {});
 // An upper bound on that LP's rate without solving it, from its span bounds and pair caps
 // (README.md, "The roles search"): every span z_j is at most what each computing peer can stream
 // to j, and every computing receiver gets at most its own span plus min(z_j, t_ji) from each

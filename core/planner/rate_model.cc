@@ -69,7 +69,7 @@ constexpr int kMaxRounds = 60;
 }  // namespace
 
 RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& computes,
-                        bool bounds_only, const AveragingLpIo& io) {
+                        const AveragingLpIo& io) {
   TermOff quiet;
   const int n = p.n;
   RateResult res;
@@ -510,25 +510,28 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     if (!io.start) return res;
     AveragingLpIo cold = io;
     cold.start = nullptr;
-    RateResult restarted = averaging_lp(p, computes, bounds_only, cold);
+    RateResult restarted = averaging_lp(p, computes, cold);
     restarted.warm_dropped = true;
     return restarted;
   }
   res.rounds = 1;
   res.lower = floor * beta;
-  if (bounds_only || met()) {
+  if (met()) {
     finish();
-    res.certified = met();
-    res.rho = glp_get_col_prim(lp, rho) * beta;
-    if (res.certified) res.lower = res.rho;
-    if (io.cuts) export_cuts();  // valid either way; they bind at this solution
+    res.certified = true;
+    res.rho = res.lower = glp_get_col_prim(lp, rho) * beta;
+    if (io.cuts) export_cuts();
     return res;
   }
   // A caller that only asks whether ρ reaches io.stop_below has its answer once the optimum is
   // below it: cuts only lower it further.
   auto below = [&] { return glp_get_col_prim(lp, rho) * beta < io.stop_below; };
   auto stop = [&] {
-    finish();
+    res.ok = true;
+    if (exact_phase && io.stopped) {
+      record_basis(lp, items, io.stopped);
+      io.stopped->exact_phase = true;
+    }
     res.rho = glp_get_col_prim(lp, rho) * beta;
     if (io.cuts) export_cuts();  // valid; they bind at this solution
     return res;

@@ -46,28 +46,8 @@ class Evaluator {
   struct Range {
     double lower, upper;  // the averaging LP's ρ lies in [lower, upper]
   };
-  Range bounds(const std::vector<bool>& computes) {
-    if (auto it = exact_.find(computes); it != exact_.end()) return {it->second, it->second};
-    if (auto it = bounds_.find(computes); it != bounds_.end()) return it->second;
-    ++evaluations_;
-    std::vector<TransportCut> cuts;
-    // No warm start here: the start basis is the final roles' exact LP, and these first solves
-    // (of other roles, mostly) would pay for its exact phase. Recorded all the same: a certified
-    // bound is these roles' exact rate.
-    LpBasis* finish = record_bases_ ? &bases_[computes].averaging : nullptr;
-    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/true,
-                                      {.split = &split(computes), .cuts = &cuts, .finish = finish});
-    Range range{r.ok ? r.lower : 0, r.ok ? r.rho : kInf};
-    cuts_[computes] = std::move(cuts);
-    if (r.ok && r.certified) {
-      exact_.emplace(computes, r.rho);
-      return {r.rho, r.rho};
-    }
-    bounds_.emplace(computes, range);
-    return range;
-  }
   // A feasible averaging rate without the LP: the best consistent split's (the LP's optimum when
-  // known). Much cheaper than bounds(), and usually enough to show that averaging keeps up.
+  // known). Much cheaper than an LP, and usually enough to show that averaging keeps up.
   double lower(const std::vector<bool>& computes) {
     if (auto it = exact_.find(computes); it != exact_.end()) return it->second;
     if (auto it = bounds_.find(computes); it != bounds_.end()) return it->second.lower;
@@ -81,7 +61,7 @@ class Evaluator {
     std::vector<TransportCut> cuts;
     LpBasis* finish = record_bases_ ? &bases_[computes].averaging : nullptr;
     const RateResult r = averaging_lp(
-        p_, computes, /*bounds_only=*/false,
+        p_, computes,
         {.split = &split(computes), .start = start_for(computes), .cuts = &cuts, .finish = finish});
     double rho = r.ok ? r.rho : 0;
     if (!r.ok || !r.certified) rho = reference_averaging_lp(p_, computes).rho;
@@ -90,26 +70,28 @@ class Evaluator {
     return rho;
   }
   // Whether the exact rate reaches v, by the exact LP stopped once its bound falls below v (its
-  // cut rounds only lower it): most roles tested against the incumbent fall short, and their
-  // exact rate is never needed. A stopped LP's basis, with its exact phase and cuts, is kept: the
-  // same roles asked again against a lower v (a chain asks "keeps up with its compute?", then
-  // "beats the incumbent?") resume from it instead of starting over.
+  // cut rounds only lower it; the first solve alone often decides): most roles tested against the
+  // incumbent fall short, and their exact rate is never needed. The bound is kept, and so is a
+  // stopped LP's basis after its exact phase: the same roles asked again against a lower v (a
+  // chain asks "keeps up with its compute?", then "beats the incumbent?") resume from it instead
+  // of starting over.
   bool reaches(const std::vector<bool>& computes, double v) {
     ++evaluations_;
     std::vector<TransportCut> cuts;
-    LpBasis finish;
-    const RateResult r = averaging_lp(p_, computes, /*bounds_only=*/false,
-                                      {.split = &split(computes), .start = start_for(computes),
-                                       .cuts = &cuts, .finish = &finish, .stop_below = v});
+    LpBasis stopped;
+    LpBasis* finish = record_bases_ ? &bases_[computes].averaging : nullptr;
+    const RateResult r = averaging_lp(
+        p_, computes,
+        {.split = &split(computes), .start = start_for(computes), .cuts = &cuts,
+         .finish = finish, .stop_below = v, .stopped = &stopped});
     if (!r.ok || (!r.certified && !(r.rho < v))) return rate(computes) >= v;  // out of rounds
     cuts_[computes] = std::move(cuts);
     if (r.certified) {
-      if (record_bases_) bases_[computes].averaging = std::move(finish);
       exact_.emplace(computes, r.rho);
       return r.rho >= v;
     }
     bounds_.insert_or_assign(computes, Range{r.lower, r.rho});
-    stopped_.insert_or_assign(computes, std::move(finish));
+    if (!stopped.status.empty()) stopped_.insert_or_assign(computes, std::move(stopped));
     return false;
   }
   // The final bases of these roles' LPs (when recording), handed over.
@@ -144,13 +126,12 @@ class Evaluator {
   }
   // Whether the value is at least `v`, deciding on the bounds where they suffice.
   bool at_least(const std::vector<bool>& computes, double v) {
-    // Cheapest first: the upper bounds with no LP, the split (a lower bound), the aggregated LP's
-    // first solve, the exact LP.
+    // Cheapest first: the upper bounds with no LP, the split (a lower bound), what an earlier LP
+    // of these roles found, the exact LP stopped once it decides.
     if (!may_reach(computes, v)) return false;
     if (lower(computes) >= v) return true;
-    const Range r = bounds(computes);
-    if (r.lower >= v) return true;
-    if (r.upper < v) return false;
+    if (auto it = exact_.find(computes); it != exact_.end()) return it->second >= v;
+    if (auto it = bounds_.find(computes); it != bounds_.end() && it->second.upper < v) return false;
     return reaches(computes, v);
   }
 

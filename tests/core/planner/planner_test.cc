@@ -482,20 +482,20 @@ TEST(PlannerAveragingLp, AggregatedFormEqualsPerPairLp) {
       EXPECT_TRUE(fast.certified) << "seed " << seed;
       EXPECT_NEAR(fast.rho, slow.rho, 1e-7 * std::max(slow.rho, 1e-12)) << "seed " << seed;
       // The best split is a lower bound; the cheap first solve an upper bound.
-      const detail::RateResult bounds = detail::averaging_lp(p, roles, /*bounds_only=*/true);
+      const detail::RateResult bounds = detail::averaging_lp(p, roles, {.stop_below = kInf});
       EXPECT_LE(bounds.lower, slow.rho * (1 + 1e-7));
       EXPECT_GE(bounds.rho, slow.rho * (1 - 1e-7));
       // Asked only whether ρ reaches a rate just above it, the LP may stop early with an upper
       // bound below that rate; asked about a rate below it, it must run to the optimum.
       const detail::RateResult above =
-          detail::averaging_lp(p, roles, false, {.stop_below = slow.rho * 1.002});
+          detail::averaging_lp(p, roles, {.stop_below = slow.rho * 1.002});
       ASSERT_TRUE(above.ok);
       EXPECT_LT(above.rho, slow.rho * 1.002) << "seed " << seed;
       EXPECT_GE(above.rho, slow.rho * (1 - 1e-7)) << "seed " << seed;
       EXPECT_LE(above.rounds, fast.rounds) << "seed " << seed;
       stopped_early += above.rounds < fast.rounds ? 1 : 0;
       const detail::RateResult under =
-          detail::averaging_lp(p, roles, false, {.stop_below = slow.rho * 0.998});
+          detail::averaging_lp(p, roles, {.stop_below = slow.rho * 0.998});
       EXPECT_TRUE(under.certified) << "seed " << seed;
       EXPECT_NEAR(under.rho, slow.rho, 1e-7 * std::max(slow.rho, 1e-12)) << "seed " << seed;
       // So is the pair-cap bound, which needs no LP; with caps it is sometimes below the other bound
@@ -735,17 +735,17 @@ TEST(PlannerWarmStart, LpsFromAnyBasisReachTheColdOptimum) {
       }
       if (std::count(roles.begin(), roles.end(), true) < 2) continue;
       detail::PlanBases own;
-      const detail::RateResult cold = detail::averaging_lp(p, roles, false, {.finish = &own.averaging});
+      const detail::RateResult cold = detail::averaging_lp(p, roles, {.finish = &own.averaging});
       const detail::SplitResult split = detail::best_split(p, roles, nullptr, &own.split);
       ASSERT_TRUE(cold.ok && cold.certified && split.ok);
       ASSERT_FALSE(own.averaging.status.empty());
-      const detail::RateResult again = detail::averaging_lp(p, roles, false, {.start = &own.averaging});
+      const detail::RateResult again = detail::averaging_lp(p, roles, {.start = &own.averaging});
       EXPECT_TRUE(again.certified);
       EXPECT_NEAR(again.rho, cold.rho, 1e-9 * cold.rho) << "seed " << seed;
       EXPECT_EQ(again.rounds, 1) << "seed " << seed;
       EXPECT_NEAR(detail::best_split(p, roles, &own.split).total, split.total, 1e-9 * split.total);
       if (other.averaging.status.size() > 0) {
-        const detail::RateResult mixed = detail::averaging_lp(p, roles, false, {.start = &other.averaging});
+        const detail::RateResult mixed = detail::averaging_lp(p, roles, {.start = &other.averaging});
         EXPECT_TRUE(mixed.certified);
         EXPECT_NEAR(mixed.rho, cold.rho, 1e-7 * cold.rho) << "seed " << seed;
         EXPECT_NEAR(detail::best_split(p, roles, &other.split).total, split.total, 1e-7 * split.total);
@@ -786,7 +786,7 @@ TEST(PlannerWarmStart, BasisThatFitsBadlyIsDroppedForAColdSolve) {
   ASSERT_GE(widest, 0);
   roles[widest] = true;
   const detail::RateResult cold = detail::averaging_lp(p, roles);
-  const detail::RateResult warm = detail::averaging_lp(p, roles, false, {.start = &start.averaging});
+  const detail::RateResult warm = detail::averaging_lp(p, roles, {.start = &start.averaging});
   ASSERT_TRUE(cold.certified && warm.certified);
   EXPECT_TRUE(warm.warm_dropped);
   EXPECT_FALSE(cold.warm_dropped);
