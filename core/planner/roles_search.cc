@@ -63,6 +63,7 @@ class Evaluator {
     const RateResult r = averaging_lp(
         p_, computes,
         {.split = &split(computes), .start = start_for(computes), .cuts = &cuts, .finish = finish});
+    note_dropped(r);
     double rho = r.ok ? r.rho : 0;
     if (!r.ok || !r.certified) rho = reference_averaging_lp(p_, computes).rho;
     exact_.emplace(computes, rho);
@@ -84,6 +85,7 @@ class Evaluator {
         p_, computes,
         {.split = &split(computes), .start = start_for(computes), .cuts = &cuts,
          .finish = finish, .stop_below = v, .stopped = &stopped});
+    note_dropped(r);
     if (!r.ok || (!r.certified && !(r.rho < v))) return rate(computes) >= v;  // out of rounds
     cuts_[computes] = std::move(cuts);
     if (r.certified) {
@@ -136,6 +138,7 @@ class Evaluator {
   }
 
   int evaluations() const { return evaluations_; }
+  int warm_dropped() const { return warm_dropped_; }
 
   // The best consistent split of these roles (solved once per role set).
   const SplitResult& split(const std::vector<bool>& computes) {
@@ -152,11 +155,16 @@ class Evaluator {
   }
 
  private:
-  // A stopped LP of these roles, else the start's basis when these roles are near its roles.
+  // A stopped LP of these roles, else the start's basis when these roles are near its roles
+  // (until it once fit so badly that its LP started over).
   const LpBasis* start_for(const std::vector<bool>& computes) const {
     if (auto it = stopped_.find(computes); it != stopped_.end()) return &it->second;
-    return near_start(computes) ? &start_->averaging : nullptr;
+    return near_start(computes) && warm_dropped_ == 0 ? &start_->averaging : nullptr;
   }
+  // A start basis that fit one role set's LP so badly that it was dropped (the peer that came or
+  // went mattered) fits its neighbours no better: on one 64-peer re-solve it was dropped three
+  // times, after 150 pivots each, and the re-solve took 1.7× a cold solve.
+  void note_dropped(const RateResult& r) { warm_dropped_ += r.warm_dropped ? 1 : 0; }
   // Far from the start's roles its basis fits badly, and the exact phase it brings costs more
   // than it saves.
   bool near_start(const std::vector<bool>& computes) const {
@@ -177,6 +185,7 @@ class Evaluator {
   std::map<std::vector<bool>, LpBasis> stopped_;  // reaches(): LPs stopped below their v
   std::map<std::vector<bool>, std::vector<TransportCut>> cuts_;
   int evaluations_ = 0;
+  int warm_dropped_ = 0;
 };
 
 // Upper bound on the value of any roles with exactly m computing peers among `eligible`
@@ -899,6 +908,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
       res.bound = res.value;
       res.exact = res.everyone = true;
       res.evaluations = ev.evaluations();
+      res.warm_dropped = ev.warm_dropped();
       return res;
     }
   }
@@ -1287,6 +1297,7 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
   if (res.exact) res.bound = res.value;
   if (!res.computes.empty()) describe_roles();
   res.evaluations = ev.evaluations();
+  res.warm_dropped = ev.warm_dropped();
   return res;
 }
 

@@ -762,8 +762,9 @@ TEST(PlannerWarmStart, LpsFromAnyBasisReachTheColdOptimum) {
 
 // Where the peer that leaves mattered, the previous plan's basis fits a nearby role set's new LP
 // badly (from it, with the exact phase built first, this 64-peer LP took 850 primal pivots, 8× a
-// cold solve): past its pivot limit the LP starts over cold, and reaches the cold optimum. The Planner's
-// re-solve, which also runs the nested chains when cases are left for MIPs, has the cold value.
+// cold solve): past its pivot limit the LP starts over cold, and reaches the cold optimum. The
+// search tries that basis no more after the first drop. The Planner's re-solve, which also runs
+// the nested chains when cases are left for MIPs, has the cold value.
 TEST(PlannerWarmStart, BasisThatFitsBadlyIsDroppedForAColdSolve) {
   const PlannerInput all = testing::random_composition(65, 777000);
   PlannerInput without = all;  // peer 0 leaves
@@ -778,7 +779,8 @@ TEST(PlannerWarmStart, BasisThatFitsBadlyIsDroppedForAColdSolve) {
   const detail::PlanBases start = detail::reindexed(old.bases, to);
   const detail::ScaledProblem p = detail::scale(without, PlannerOptions{});
   // The previous roles and the widest peer not computing: the re-solve's second candidate.
-  std::vector<bool> roles(old.computes.begin() + 1, old.computes.end());
+  const std::vector<bool> previous(old.computes.begin() + 1, old.computes.end());
+  std::vector<bool> roles = previous;
   int widest = -1;
   for (int i = 0; i < p.n; ++i) {
     if (p.can_compute[i] && !roles[i] && (widest < 0 || p.both(i) > p.both(widest))) widest = i;
@@ -791,6 +793,13 @@ TEST(PlannerWarmStart, BasisThatFitsBadlyIsDroppedForAColdSolve) {
   EXPECT_TRUE(warm.warm_dropped);
   EXPECT_FALSE(cold.warm_dropped);
   EXPECT_NEAR(warm.rho, cold.rho, 1e-9 * cold.rho);
+  // The search from those bases drops them once and then leaves them (three drops of 150 pivots
+  // each before), with the cold search's value.
+  const detail::RolesResult warm_search = detail::search_roles(p, {}, previous, &start);
+  const detail::RolesResult cold_search = detail::search_roles(p, {}, {});
+  EXPECT_EQ(warm_search.warm_dropped, 1);
+  EXPECT_EQ(cold_search.warm_dropped, 0);
+  EXPECT_NEAR(warm_search.value, cold_search.value, 1e-9 * cold_search.value);
 
   std::vector<std::uint64_t> keys_all(65), keys_without(64);
   for (int i = 0; i < 65; ++i) keys_all[i] = static_cast<std::uint64_t>(i);
