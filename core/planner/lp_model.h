@@ -214,8 +214,8 @@ struct RolesResult {
   int enumerated = 0;          // cases settled by testing each of their few role sets instead
   int region_splits = 0;       // cases of two regions split by their count in the first
   int evaluations = 0;         // averaging LPs solved for candidate roles
-  // Averaging LPs whose start basis fit so badly that they started over cold; after the first,
-  // the search no longer tries that basis.
+  // Averaging LPs from the previous plan's basis that fit so badly that they started over cold;
+  // after the first, the search no longer tries that basis.
   int warm_dropped = 0;
 };
 

@@ -378,9 +378,10 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   auto binds = [&](int j, int i) {
     return cap(j, i) < zub[j] + (computes[j] && z[i] ? zub[i] : 0.0);
   };
-  // A new s or H column starts basic at the value its tightest bound gives at the current point,
-  // with that bound's row nonbasic. The basis stays dual feasible (these columns cost nothing),
-  // so the dual simplex only repairs the rows they enter, instead of raising each from zero.
+  // A new s or H column starts at the value its tightest bound gives at the current point: basic,
+  // with that bound's row nonbasic (or an s at zero, its row basic, where the span binds). The
+  // basis stays dual feasible (these columns cost nothing), so the dual simplex only repairs the
+  // rows they enter, instead of raising each from zero.
   auto basic_on = [&](int col, int row) {
     glp_set_col_stat(lp, col, GLP_BS);
     glp_set_row_stat(lp, row, GLP_NU);

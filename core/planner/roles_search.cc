@@ -57,17 +57,10 @@ class Evaluator {
 
   double rate(const std::vector<bool>& computes) {
     if (auto it = exact_.find(computes); it != exact_.end()) return it->second;
-    ++evaluations_;
-    std::vector<TransportCut> cuts;
-    LpBasis* finish = record_bases_ ? &bases_[computes].averaging : nullptr;
-    const RateResult r = averaging_lp(
-        p_, computes,
-        {.split = &split(computes), .start = start_for(computes), .cuts = &cuts, .finish = finish});
-    note_dropped(r);
+    const RateResult r = solve_lp(computes, /*stop_below=*/0, nullptr);
     double rho = r.ok ? r.rho : 0;
     if (!r.ok || !r.certified) rho = reference_averaging_lp(p_, computes).rho;
     exact_.emplace(computes, rho);
-    cuts_[computes] = std::move(cuts);
     return rho;
   }
   // Whether the exact rate reaches v, by the exact LP stopped once its bound falls below v (its
@@ -77,17 +70,9 @@ class Evaluator {
   // chain asks "keeps up with its compute?", then "beats the incumbent?") resume from it instead
   // of starting over.
   bool reaches(const std::vector<bool>& computes, double v) {
-    ++evaluations_;
-    std::vector<TransportCut> cuts;
     LpBasis stopped;
-    LpBasis* finish = record_bases_ ? &bases_[computes].averaging : nullptr;
-    const RateResult r = averaging_lp(
-        p_, computes,
-        {.split = &split(computes), .start = start_for(computes), .cuts = &cuts,
-         .finish = finish, .stop_below = v, .stopped = &stopped});
-    note_dropped(r);
+    const RateResult r = solve_lp(computes, v, &stopped);
     if (!r.ok || (!r.certified && !(r.rho < v))) return rate(computes) >= v;  // out of rounds
-    cuts_[computes] = std::move(cuts);
     if (r.certified) {
       exact_.emplace(computes, r.rho);
       return r.rho >= v;
@@ -155,16 +140,30 @@ class Evaluator {
   }
 
  private:
-  // A stopped LP of these roles, else the start's basis when these roles are near its roles
-  // (until it once fit so badly that its LP started over).
+  // The averaging LP of these roles (stopped below `stop_below`, its basis then in `stopped`),
+  // from start_for()'s basis; keeps its binding cuts.
+  RateResult solve_lp(const std::vector<bool>& computes, double stop_below, LpBasis* stopped) {
+    ++evaluations_;
+    std::vector<TransportCut> cuts;
+    const LpBasis* start = start_for(computes);
+    const RateResult r = averaging_lp(
+        p_, computes,
+        {.split = &split(computes), .start = start, .cuts = &cuts,
+         .finish = record_bases_ ? &bases_[computes].averaging : nullptr,
+         .stop_below = stop_below, .stopped = stopped});
+    // The previous plan's basis, once it fit one role set's LP so badly that it was dropped (the
+    // peer that came or went mattered), fits its neighbours no better: on one 64-peer re-solve it
+    // was dropped three times, after 150 pivots each, and the re-solve took 1.7× a cold solve.
+    if (r.warm_dropped && start_ && start == &start_->averaging) ++warm_dropped_;
+    cuts_[computes] = std::move(cuts);
+    return r;
+  }
+  // A stopped LP of these roles, else the previous plan's basis when these roles are near its
+  // roles (until it was once dropped).
   const LpBasis* start_for(const std::vector<bool>& computes) const {
     if (auto it = stopped_.find(computes); it != stopped_.end()) return &it->second;
     return near_start(computes) && warm_dropped_ == 0 ? &start_->averaging : nullptr;
   }
-  // A start basis that fit one role set's LP so badly that it was dropped (the peer that came or
-  // went mattered) fits its neighbours no better: on one 64-peer re-solve it was dropped three
-  // times, after 150 pivots each, and the re-solve took 1.7× a cold solve.
-  void note_dropped(const RateResult& r) { warm_dropped_ += r.warm_dropped ? 1 : 0; }
   // Far from the start's roles its basis fits badly, and the exact phase it brings costs more
   // than it saves.
   bool near_start(const std::vector<bool>& computes) const {
@@ -185,7 +184,7 @@ class Evaluator {
   std::map<std::vector<bool>, LpBasis> stopped_;  // reaches(): LPs stopped below their v
   std::map<std::vector<bool>, std::vector<TransportCut>> cuts_;
   int evaluations_ = 0;
-  int warm_dropped_ = 0;
+  int warm_dropped_ = 0;  // LPs from the previous plan's basis that dropped it
 };
 
 // Upper bound on the value of any roles with exactly m computing peers among `eligible`
@@ -315,6 +314,17 @@ PairsTo pairs_to(const std::vector<std::vector<int>>& sigma, int j, const std::v
     }
   }
   return out;
+}
+// What reducer j (span column zj) can return to the receivers T, as the terms of an upper bound
+// in <= form: σ_ji on a capped pair, z_j on each other (counted whether or not i computes: exact
+// when all of T computes, valid always).
+std::vector<std::pair<int, double>> returns_terms(const std::vector<std::vector<int>>& sigma,
+                                                  int zj, int j, const std::vector<int>& T) {
+  const PairsTo pairs = pairs_to(sigma, j, T);
+  std::vector<std::pair<int, double>> terms;
+  for (int col : pairs.sigma) terms.emplace_back(col, -1.0);
+  if (pairs.uncapped) terms.emplace_back(zj, -pairs.uncapped);
+  return terms;
 }
 
 // The roles program of one case: exactly m computing peers among `eligible`, looking only for
@@ -528,13 +538,6 @@ class CaseMip {
     // Σ σ_ji over the group's capped pairs (a transport cut for the group).
     std::vector<std::vector<int>> sigma(n);
     auto sig = [&](int j, int i) { return sigma[j].empty() ? 0 : sigma[j][i]; };
-    // What reducer j can return to the receivers T: σ_ji on a capped pair and z_j otherwise
-    // (counted whether or not i computes: exact when all of T computes, valid always).
-    auto returns_bound = [&](int j, const std::vector<int>& T, std::vector<std::pair<int, double>>* terms) {
-      const PairsTo pairs = pairs_to(sigma, j, T);
-      for (int col : pairs.sigma) terms->emplace_back(col, -1.0);
-      if (pairs.uncapped) terms->emplace_back(z[j], -pairs.uncapped);
-    };
     // H_j: what j returns to a group of receivers, at most h_j and at most `terms` (a bound on its
     // pairs to them, in <= form); its −1 goes into the group's cut `main`.
     auto add_returns_column = [&](int j, const std::vector<std::pair<int, double>>& terms,
@@ -609,8 +612,7 @@ class CaseMip {
             direct.push_back(j);
             continue;
           }
-          std::vector<std::pair<int, double>> terms;
-          returns_bound(j, members, &terms);
+          const std::vector<std::pair<int, double>> terms = returns_terms(sigma, z[j], j, members);
           if (terms.empty()) continue;
           // H_j is also at most zub_j per computing receiver of the group.
           const int H = add_returns_column(j, terms, &main);
@@ -687,14 +689,12 @@ class CaseMip {
       }
       for (int j = 0; j < n; ++j) {
         if (!z[j] || std::ranges::none_of(g, [&](int i) { return i != j; })) continue;
-        const PairsTo pairs = pairs_to(sigma, j, g);
         std::vector<std::pair<int, double>> terms;
-        for (int col : pairs.sigma) terms.emplace_back(col, -1.0);
-        if (pairs.sigma.empty()) {  // every pair uncapped: (v − [j in g]·c_j)·z_j
+        if (pairs_to(sigma, j, g).sigma.empty()) {  // every pair uncapped: (v − [j in g]·c_j)·z_j
           terms.emplace_back(z[j], -v);
           if (y[j] && std::ranges::find(g, j) != g.end()) terms.emplace_back(y[j], 1.0);
-        } else if (pairs.uncapped > 0) {  // some pairs capped: each other at most z_j
-          terms.emplace_back(z[j], -pairs.uncapped);
+        } else {
+          terms = returns_terms(sigma, z[j], j, g);
         }
         add_returns_column(j, terms, &main);
       }
@@ -770,7 +770,9 @@ class CaseMip {
         if (uploader[j]) {
           row[h_[j]] -= 1;
         } else {
-          returns_bound(j, tc.receivers, &row);
+          for (const auto& [col, v] : returns_terms(sigma_, z_[j], j, tc.receivers)) {
+            row[col] += v;
+          }
         }
       }
     }
@@ -824,12 +826,6 @@ class CaseMip {
       Model::add_row_le(lp_, {{col, 1.0}, {c_[i], -zub_[j]}}, 0);
     }
     return col;
-  }
-  // What reducer j can return to the receivers T, as terms of an upper bound (<= form).
-  void returns_bound(int j, const std::vector<int>& T, std::map<int, double>* row) const {
-    const PairsTo pairs = pairs_to(sigma_, j, T);
-    for (int col : pairs.sigma) (*row)[col] -= 1;
-    if (pairs.uncapped) (*row)[z_[j]] -= pairs.uncapped;
   }
 
   int n_, m_;
