@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -217,18 +218,23 @@ std::vector<StateHolder> with_state(std::vector<StateHolder> holders) {
 bool CollaborativePeer::diverged() const {
   // Only a peer that trains needs the collaboration's parameters; a pure reducer has none.
   if (!config_.sync_state || !trainer_) return false;
-  std::vector<StateHolder> holders = with_state(coordinator_->peers_at(step_));
-  // Usually every holder holds this peer's state (read after every progress read, so decided
-  // without growing the vector).
-  if (std::all_of(holders.begin(), holders.end(), [&](const StateHolder& h) { return h.lineage == lineage_; }))
+  const std::span<const StateHolder> at = coordinator_->peers_at(step_);
+  const PeerId self = env_.self();
+  const auto other_with_state = [self](const StateHolder& h) { return h.peer != self && h.lineage != kNoState; };
+  // Usually every other holder holds this peer's state (read after every progress read, so decided
+  // without copying the list).
+  if (std::all_of(at.begin(), at.end(), [&](const StateHolder& h) { return !other_with_state(h) || h.lineage == lineage_; }))
     return false;
-  holders.push_back({env_.self(), lineage_});
+  std::vector<StateHolder> holders;
+  std::copy_if(at.begin(), at.end(), std::back_inserter(holders), other_with_state);
+  holders.push_back({self, lineage_});
   return consensus_lineage(holders) != lineage_;
 }
 
 std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step, const std::set<PeerId>& skip) {
-  const auto others = [this](std::vector<StateHolder> holders) {
-    std::erase_if(holders, [&](const StateHolder& h) { return h.peer == env_.self(); });
+  const auto others = [self = env_.self()](std::span<const StateHolder> at) {
+    std::vector<StateHolder> holders;
+    std::copy_if(at.begin(), at.end(), std::back_inserter(holders), [self](const StateHolder& h) { return h.peer != self; });
     return holders;
   };
   std::vector<StateHolder> candidates = others(coordinator_->peers_at(step));

@@ -54,11 +54,11 @@ progress::GlobalProgress DhtCoordinator::estimate(Seconds now, std::span<const P
   return tracker_->estimate(now, group);
 }
 
-std::vector<StateHolder> DhtCoordinator::peers_at(std::uint64_t step) const {
-  std::vector<StateHolder> out;
+std::span<const StateHolder> DhtCoordinator::peers_at(std::uint64_t step) const {
+  peers_at_.clear();
   for (const auto& r : tracker_->others())
-    if (r.step == step && !r.client_mode) out.push_back({r.peer, r.lineage});
-  return out;
+    if (r.step == step && !r.client_mode) peers_at_.push_back({r.peer, r.lineage});
+  return peers_at_;
 }
 
 void DhtCoordinator::set_announcement(std::vector<std::uint8_t> bytes) { matchmaker_->set_gathered(std::move(bytes)); }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/dht/node.h"
 #include "core/env.h"
@@ -37,7 +38,7 @@ class DhtCoordinator final : public Coordinator {
   void fetch(ProgressCallback done) override;
   progress::GlobalProgress estimate(Seconds now, std::span<const PeerId> group) const override;
   void member_lost(PeerId peer) override;
-  std::vector<StateHolder> peers_at(std::uint64_t step) const override;
+  std::span<const StateHolder> peers_at(std::uint64_t step) const override;
   void set_announcement(std::vector<std::uint8_t> bytes) override;
   void look_for_group(GroupCallback done, Seconds timeout, Seconds due) override;
   void cancel_search() override;
@@ -55,6 +56,7 @@ class DhtCoordinator final : public Coordinator {
   std::unique_ptr<matchmaking::Matchmaker> matchmaker_;
   std::optional<progress::LocalProgress> published_;
   Seconds last_publish_ = 0;
+  mutable std::vector<StateHolder> peers_at_;  // what peers_at() shows
 };
 
 }  // namespace swarmlab::core::training

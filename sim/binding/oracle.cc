@@ -66,16 +66,9 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
 
   void member_lost(PeerId) override {}  // the oracle knows who is up
 
-  std::vector<core::training::StateHolder> peers_at(std::uint64_t step) const override {
-    // The holders are in id order: everyone but this peer is two ranges.
-    const std::vector<core::training::StateHolder>& all = oracle_.holders_at(step);
-    const PeerId self = env_.self();
-    const auto mine = std::lower_bound(all.begin(), all.end(), self, [](const auto& h, PeerId p) { return h.peer < p; });
-    std::vector<core::training::StateHolder> out;
-    out.reserve(all.size());
-    out.insert(out.end(), all.begin(), mine);
-    out.insert(out.end(), mine != all.end() && mine->peer == self ? mine + 1 : mine, all.end());
-    return out;
+  // Every peer's view is the oracle's one list, this peer included.
+  std::span<const core::training::StateHolder> peers_at(std::uint64_t step) const override {
+    return oracle_.holders_at(step);
   }
 
   void set_announcement(std::vector<std::uint8_t> bytes) override {

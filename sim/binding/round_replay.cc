@@ -57,7 +57,7 @@ std::unique_ptr<core::averaging::Averager> RoundReplay::averager(core::Environme
   return std::make_unique<PeerAverager>(*this, env);
 }
 
-std::vector<std::uint8_t> RoundReplay::key_of(const RoundPlan& plan, std::vector<std::size_t>& position) const {
+std::vector<std::uint8_t> RoundReplay::head_of(const RoundPlan& plan, std::vector<std::size_t>& order) const {
   // Canonical: members by what they are in the round (link, whether they send, their span by its
   // parts and its size in KiB; the largest-remainder split moves single elements between members
   // from one group order to the next, which changes no timing that matters), ties in plan order.
@@ -74,17 +74,14 @@ std::vector<std::uint8_t> RoundReplay::key_of(const RoundPlan& plan, std::vector
   for (std::size_t m = 0; m < plan.size(); ++m)
     described[m] = {link_of_(plan.members[m]), plan.sends(m), plan.parts_in_span(m),
                     static_cast<std::uint64_t>(static_cast<double>(plan.span_length(m)) * bytes_per_element / 1024)};
-  std::vector<std::size_t> order(plan.size());
+  order.resize(plan.size());
   for (std::size_t m = 0; m < order.size(); ++m) order[m] = m;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return described[a].tuple() < described[b].tuple(); });
-  position.assign(plan.size(), 0);
-  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
-  // Written in place (this key is O(n²) bytes and built once per round); it is only ever compared
-  // with other keys of this process, so no wire format applies.
-  const std::size_t n = plan.size();
-  std::vector<std::uint8_t> key(1 + 8 + n * (37 + 16 * n));
-  std::uint8_t* at = key.data();
+  // Written in place; only ever compared with other heads of this process, so no wire format
+  // applies.
+  std::vector<std::uint8_t> head(1 + 8 + order.size() * 37);
+  std::uint8_t* at = head.data();
   const auto put = [&at](auto v) {
     std::memcpy(at, &v, sizeof v);
     at += sizeof v;
@@ -99,12 +96,62 @@ std::vector<std::uint8_t> RoundReplay::key_of(const RoundPlan& plan, std::vector
     put(static_cast<std::uint8_t>(d.sends ? 1 : 0));
     put(std::uint32_t{d.parts});
     put(std::uint64_t{d.kib});
-    for (std::size_t j : order) {
-      put(double{plan.pace(m, j)});
-      put(double{m == j ? 0.0 : pair_cap_(plan.members[m], plan.members[j])});
-    }
   }
-  return key;
+  return head;
+}
+
+double RoundReplay::pair_value(const RoundPlan& plan, std::size_t from, std::size_t to, bool cap) const {
+  if (!cap) return plan.pace(from, to);
+  return from == to ? 0.0 : pair_cap_(plan.members[from], plan.members[to]);
+}
+
+std::vector<double> RoundReplay::pairs_of(const RoundPlan& plan, const std::vector<std::size_t>& order) const {
+  std::vector<double> pairs;
+  pairs.reserve(2 * order.size() * order.size());
+  for (std::size_t m : order)
+    for (std::size_t j : order) {
+      pairs.push_back(pair_value(plan, m, j, false));
+      pairs.push_back(pair_value(plan, m, j, true));
+    }
+  return pairs;
+}
+
+bool RoundReplay::same_pairs(const RoundPlan& plan, const std::vector<std::size_t>& order, const std::vector<double>& pairs) const {
+  // Bit for bit, as a key of bytes would compare, and without building this round's pairs: most
+  // rounds match the one recording of their head.
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  std::size_t at = 0;
+  for (std::size_t m : order)
+    for (std::size_t j : order) {
+      if (!same(pair_value(plan, m, j, false), pairs[at]) || !same(pair_value(plan, m, j, true), pairs[at + 1])) return false;
+      at += 2;
+    }
+  return true;
+}
+
+bool RoundReplay::is_recorded(const std::vector<std::uint8_t>& head, const std::vector<double>& pairs) const {
+  const auto it = recorded_.find(head);
+  if (it == recorded_.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(), [&](const Recording& r) {
+    return r.pairs.size() == pairs.size() && std::memcmp(r.pairs.data(), pairs.data(), pairs.size() * sizeof(double)) == 0;
+  });
+}
+
+const RoundReplay::Recorded* RoundReplay::find_recording(const RoundPlan& plan, const std::vector<std::uint8_t>& head,
+                                                         const std::vector<std::size_t>& order) {
+  // The same pacing matrix (one object: the memo keeps it alive, so its address is not reused),
+  // the same members in the same canonical order, and caps that are fixed: the same pairs.
+  if (last_.recording && plan.pace_bps == last_.pace && plan.members == last_.members && order == last_.order &&
+      head == last_.head)
+    return &last_.recording->recorded;
+  const auto it = recorded_.find(head);
+  if (it == recorded_.end()) return nullptr;
+  for (const Recording& r : it->second)
+    if (same_pairs(plan, order, r.pairs)) {
+      last_ = {plan.pace_bps, plan.members, order, head, &r};
+      return &r.recorded;
+    }
+  return nullptr;
 }
 
 bool RoundReplay::quiet(const std::vector<PeerId>& members) const {
@@ -132,11 +179,14 @@ void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values
     r.received0.assign(n, 0);
     r.sent.assign(n, 0);
     r.received.assign(n, 0);
-    r.key = key_of(plan, r.position);
-    const auto rec = recorded_.find(r.key);
-    if (values.empty() && rec != recorded_.end() && quiet(r.members)) {
+    std::vector<std::size_t> order;
+    r.head = head_of(plan, order);
+    r.position.assign(n, 0);
+    for (std::size_t k = 0; k < n; ++k) r.position[order[k]] = k;
+    const Recorded* rec = find_recording(plan, r.head, order);
+    if (values.empty() && rec && quiet(r.members)) {
       r.mode = Mode::Replay;
-      r.recorded = &rec->second;
+      r.recorded = rec;
       // A member that has not started a sender timeout after the first: the replay is off.
       world_.engine().after(timeouts.sender, [this, id, alive = alive_] {
         if (!*alive) return;
@@ -146,6 +196,8 @@ void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values
     } else {
       r.mode = Mode::Simulate;
       ++stats_.simulated;
+      // Kept for recording it at the end, unless such a round is recorded already.
+      if (!rec) r.pairs = pairs_of(plan, order);
     }
   }
   if (!me || r.has_started[*me]) {  // not a member, or twice: the core's own checks will say so
@@ -193,7 +245,8 @@ void RoundReplay::member_finished(std::uint64_t id, std::size_t member) {
   if (r.has_finished[member]) return;
   r.has_finished[member] = true;
   if (++r.finished < r.members.size()) return;
-  if (r.mode == Mode::Simulate && r.clean && !recorded_.count(r.key)) {
+  // (No pairs: such a round was recorded before this one started.)
+  if (r.mode == Mode::Simulate && r.clean && !r.pairs.empty() && !is_recorded(r.head, r.pairs)) {
     Recorded rec;
     const std::size_t n = r.members.size();
     rec.finish.assign(n, 0);
@@ -205,7 +258,7 @@ void RoundReplay::member_finished(std::uint64_t id, std::size_t member) {
       rec.sent[k] = r.sent[m];
       rec.received[k] = r.received[m];
     }
-    recorded_.emplace(r.key, std::move(rec));
+    recorded_[std::move(r.head)].push_back({std::move(r.pairs), std::move(rec)});
     ++stats_.recorded;
   }
   rounds_.erase(it);

@@ -28,6 +28,7 @@
 //   round does when a reducer's link breaks; documented in docs/interpretations.md).
 // Rounds that carry real values are always simulated.
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,7 +56,8 @@ class RoundReplay {
  public:
   // `link_of(peer)`: the peer's access link now. `next_link_change(peer)`: when it next changes
   // (a bandwidth trace; +infinity if never): a round that would still run then is simulated.
-  // `pair_cap(from, to)`: the network's cap on that ordered pair (+infinity: none).
+  // `pair_cap(from, to)`: the network's cap on that ordered pair (+infinity: none), fixed for the
+  // life of the RoundReplay.
   RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of, std::function<double(PeerId)> next_link_change,
               std::function<double(PeerId, PeerId)> pair_cap);
   ~RoundReplay();
@@ -88,16 +90,22 @@ class RoundReplay {
     core::averaging::Timeouts timeouts;
     core::averaging::ButterflyRound::Done done;
   };
-  // Per member in the key's canonical order (Round::position).
+  // Per member in the canonical order (Round::position).
   struct Recorded {
     std::vector<core::Seconds> finish;  // after the last member started
     std::vector<std::uint64_t> sent, received;
   };
+  // A recorded round: its pacing and pair caps (pairs_of), and what happened.
+  struct Recording {
+    std::vector<double> pairs;
+    Recorded recorded;
+  };
   struct Round {
     Mode mode = Mode::Simulate;
-    std::vector<std::uint8_t> key;
+    std::vector<std::uint8_t> head;         // head_of
+    std::vector<double> pairs;              // simulated and not recorded yet: pairs_of, to record
     std::vector<PeerId> members;
-    std::vector<std::size_t> position;      // per member: its place in the key's canonical order
+    std::vector<std::size_t> position;      // per member: its place in the canonical order
     bool clean = true;
     std::size_t started = 0, finished = 0;
     core::Seconds last_start = 0;
@@ -113,8 +121,19 @@ class RoundReplay {
 
   void start(PeerAverager& a, core::averaging::RoundPlan plan, std::span<float> values, core::averaging::Timeouts timeouts,
              core::averaging::ButterflyRound::Done done);
-  // The round's key, and each member's place in its canonical order.
-  std::vector<std::uint8_t> key_of(const core::averaging::RoundPlan& plan, std::vector<std::size_t>& position) const;
+  // A round is replayed as one recorded with the same head and pairs. The head: codec, part size
+  // and every member's link, role and span, in a canonical order (`order`: the plan's member at
+  // each place), O(members). The pairs: the pacing and the pair cap of every ordered pair of
+  // members in that order, O(members²); compared in place against the few recordings of a head,
+  // and built only for a round that is to be recorded.
+  std::vector<std::uint8_t> head_of(const core::averaging::RoundPlan& plan, std::vector<std::size_t>& order) const;
+  double pair_value(const core::averaging::RoundPlan& plan, std::size_t from, std::size_t to, bool cap) const;
+  std::vector<double> pairs_of(const core::averaging::RoundPlan& plan, const std::vector<std::size_t>& order) const;
+  bool same_pairs(const core::averaging::RoundPlan& plan, const std::vector<std::size_t>& order,
+                  const std::vector<double>& pairs) const;
+  const Recorded* find_recording(const core::averaging::RoundPlan& plan, const std::vector<std::uint8_t>& head,
+                                 const std::vector<std::size_t>& order);
+  bool is_recorded(const std::vector<std::uint8_t>& head, const std::vector<double>& pairs) const;
   bool quiet(const std::vector<PeerId>& members) const;
   void simulate(std::uint64_t round_id, std::size_t member, Start s);
   void on_simulated(std::uint64_t round_id, std::size_t member, const core::averaging::RoundOutcome& outcome,
@@ -129,7 +148,18 @@ class RoundReplay {
   std::function<double(PeerId)> next_link_change_;
   std::function<double(PeerId, PeerId)> pair_cap_;
   std::map<std::uint64_t, Round> rounds_;                    // in flight, by round id
-  std::map<std::vector<std::uint8_t>, Recorded, core::BytesLess> recorded_;
+  // By head; a deque, so that replays in flight keep pointing at their Recorded.
+  std::map<std::vector<std::uint8_t>, std::deque<Recording>, core::BytesLess> recorded_;
+  // The last round matched to a recording by its pairs. A static collaboration runs the same group
+  // round after round with one plan (core::averaging::RolesCache hands the same pacing matrix on),
+  // and comparing its O(members²) pairs each time cost a tenth of a 256-peer run.
+  struct LastMatch {
+    std::shared_ptr<const std::vector<double>> pace;
+    std::vector<PeerId> members;
+    std::vector<std::size_t> order;
+    std::vector<std::uint8_t> head;
+    const Recording* recording = nullptr;
+  } last_;
   ReplayStats stats_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -77,7 +77,7 @@ class ForwardingCoordinator : public Coordinator {
     return inner_->estimate(now, group);
   }
   void member_lost(PeerId peer) override { inner_->member_lost(peer); }
-  std::vector<StateHolder> peers_at(std::uint64_t step) const override { return inner_->peers_at(step); }
+  std::span<const StateHolder> peers_at(std::uint64_t step) const override { return inner_->peers_at(step); }
   void set_announcement(std::vector<std::uint8_t> bytes) override { inner_->set_announcement(std::move(bytes)); }
   void look_for_group(GroupCallback done, Seconds timeout, Seconds due) override {
     inner_->look_for_group(std::move(done), timeout, due);

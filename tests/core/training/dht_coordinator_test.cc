@@ -43,7 +43,7 @@ TEST(DhtCoordinator, ANewLineageAtTheSameStepIsPublishedAtOnce) {
   peers[1]->fetch([&](const progress::GlobalProgress&) { fetched = true; });
   world.run_until(20);
   ASSERT_TRUE(fetched);
-  const std::vector<StateHolder> at_3 = peers[1]->peers_at(3);
+  const std::span<const StateHolder> at_3 = peers[1]->peers_at(3);
   ASSERT_EQ(at_3.size(), 1u);
   EXPECT_EQ(at_3[0].lineage, 0xbu);
   for (PeerId i = 0; i < 2; ++i) world.env(i).set_sink(nullptr);
