@@ -1,5 +1,6 @@
 // swarmlab plan: the DeDLOC planner (docs/dedloc.md §2) on a scenario's peers.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 
@@ -26,6 +27,8 @@ struct PlanArgs {
   std::string scenario;
   bool json = false;
   double max_gap = 0;
+  int max_mips = 0;              // 0: the planner's default
+  std::int64_t max_mip_nodes = 0;  // 0: the planner's default
   bool all_compute = false;
 };
 
@@ -42,6 +45,16 @@ const bool plan_registered = register_command(
                      "stop the roles search once no roles can beat the plan by more than this "
                      "relative gap (default 0: prove optimality)")
           ->check(Real(0, 1, "a relative gap"));
+      // Budgets in MIPs and nodes, not seconds, so that a bounded solve is still the same on every
+      // machine (core/planner/README.md, "The roles search", step 7).
+      sub.add_option("--max-mips", args->max_mips,
+                     "solve at most this many roles MIPs (default 40); when they run out, the roles are the "
+                     "best found and the plan reports the gap it proved")
+          ->check(Count(1, 1'000'000, "a number of MIPs"));
+      sub.add_option("--max-mip-nodes", args->max_mip_nodes,
+                     "explore at most this many branch-and-bound nodes per roles MIP (default 400000/n² "
+                     "within [50, 20000]); when they run out, as --max-mips")
+          ->check(Count(1, 100'000'000, "a number of nodes"));
       return [args] {
         const scenarios::Scenario sc = scenarios::load_scenario(args->scenario);
         scenarios::require_collaboration(sc, "plan");
@@ -52,6 +65,8 @@ const bool plan_registered = register_command(
         const auto t0 = std::chrono::steady_clock::now();
         core::planner::PlannerOptions options;
         options.max_gap = args->max_gap;
+        options.max_mips = args->max_mips;
+        options.max_mip_nodes = args->max_mip_nodes;
         if (args->all_compute) {
           options.roles = core::planner::Roles::AllComputeCapable;
           options.objective = core::planner::Objective::AveragingOnly;

@@ -253,7 +253,8 @@ TEST(HostileArguments, EveryNumericOptionRefusesEveryHostileValue) {
   const std::vector<std::pair<std::string, std::string>> options = {
       {"sim " + a, "--rounds"}, {"sim " + a, "--max-events"}, {"sim " + a, "--max-memory-gib"},
       {"sweep " + std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/sweeps/training-sizes.json", "--max-events"},
-      {"table1", "--rounds"}, {"table1", "--warmup"}, {"plan " + a, "--max-gap"}, {"albert", "--hours"},
+      {"table1", "--rounds"}, {"table1", "--warmup"}, {"plan " + a, "--max-gap"}, {"plan " + a, "--max-mips"},
+      {"plan " + a, "--max-mip-nodes"}, {"albert", "--hours"},
       {"train " + a, "--hours"}, {"dht", "--peers"}, {"dht", "--churn-per-hour"}, {"dht", "--hours"},
       {"dht", "--seed"}, {"dht", "--gets-per-peer-hour"}, {"dht", "--puts-per-peer-hour"},
       {"groupsize --failure-rate 0.1", "--peers"}, {"groupsize --peers 16", "--failure-rate"},
