@@ -479,11 +479,14 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       }
     }
   };
+  auto keep_basis = [&](LpBasis* out) {
+    if (!out) return;
+    record_basis(lp, items, out);
+    out->exact_phase = exact_phase;
+  };
   auto finish = [&] {
     res.ok = true;
-    if (!io.finish) return;
-    record_basis(lp, items, io.finish);
-    io.finish->exact_phase = exact_phase;
+    keep_basis(io.finish);
   };
 
   // A warm start from an LP that needed the exact phase builds it before the first solve, with
@@ -529,10 +532,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   auto below = [&] { return glp_get_col_prim(lp, rho) * beta < io.stop_below; };
   auto stop = [&] {
     res.ok = true;
-    if (exact_phase && io.stopped) {
-      record_basis(lp, items, io.stopped);
-      io.stopped->exact_phase = true;
-    }
+    if (exact_phase) keep_basis(io.stopped);
     res.rho = glp_get_col_prim(lp, rho) * beta;
     if (io.cuts) export_cuts();  // valid; they bind at this solution
     return res;

@@ -207,6 +207,13 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
 
 namespace {
 
+// The holders other than `self` (Coordinator::peers_at may list it).
+std::vector<StateHolder> others(std::span<const StateHolder> holders, PeerId self) {
+  std::vector<StateHolder> out;
+  std::copy_if(holders.begin(), holders.end(), std::back_inserter(out), [self](const StateHolder& h) { return h.peer != self; });
+  return out;
+}
+
 // Holders of a state that is some step's, not one only a reducer's arithmetic left behind.
 std::vector<StateHolder> with_state(std::vector<StateHolder> holders) {
   std::erase_if(holders, [](const StateHolder& h) { return h.lineage == kNoState; });
@@ -220,29 +227,25 @@ bool CollaborativePeer::diverged() const {
   if (!config_.sync_state || !trainer_) return false;
   const std::span<const StateHolder> at = coordinator_->peers_at(step_);
   const PeerId self = env_.self();
-  const auto other_with_state = [self](const StateHolder& h) { return h.peer != self && h.lineage != kNoState; };
-  // Usually every other holder holds this peer's state (read after every progress read, so decided
-  // without copying the list).
-  if (std::all_of(at.begin(), at.end(), [&](const StateHolder& h) { return !other_with_state(h) || h.lineage == lineage_; }))
+  // Usually every holder with a state holds this peer's (read after every progress read, so decided
+  // without copying the list; this peer itself may be listed, with its own).
+  if (std::all_of(at.begin(), at.end(), [&](const StateHolder& h) {
+        return h.peer == self || h.lineage == kNoState || h.lineage == lineage_;
+      }))
     return false;
-  std::vector<StateHolder> holders;
-  std::copy_if(at.begin(), at.end(), std::back_inserter(holders), other_with_state);
+  std::vector<StateHolder> holders = with_state(others(at, self));
   holders.push_back({self, lineage_});
   return consensus_lineage(holders) != lineage_;
 }
 
 std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step, const std::set<PeerId>& skip) {
-  const auto others = [self = env_.self()](std::span<const StateHolder> at) {
-    std::vector<StateHolder> holders;
-    std::copy_if(at.begin(), at.end(), std::back_inserter(holders), [self](const StateHolder& h) { return h.peer != self; });
-    return holders;
-  };
-  std::vector<StateHolder> candidates = others(coordinator_->peers_at(step));
+  const PeerId self = env_.self();
+  std::vector<StateHolder> candidates = others(coordinator_->peers_at(step), self);
   if (std::vector<StateHolder> settled = with_state(candidates); !settled.empty()) {
     const std::uint64_t lineage = *consensus_lineage(settled);
     std::erase_if(settled, [&](const StateHolder& h) { return h.lineage != lineage; });
     candidates = std::move(settled);
-  } else if (step > 0 && !with_state(others(coordinator_->peers_at(step - 1))).empty()) {
+  } else if (step > 0 && !with_state(others(coordinator_->peers_at(step - 1), self)).empty()) {
     // Only reducers hold the step yet: they finish a round before its senders do. The senders'
     // state comes in a moment; a reducer's leftovers are no step's parameters.
     return std::nullopt;

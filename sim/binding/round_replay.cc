@@ -100,19 +100,22 @@ std::vector<std::uint8_t> RoundReplay::head_of(const RoundPlan& plan, std::vecto
   return head;
 }
 
-double RoundReplay::pair_value(const RoundPlan& plan, std::size_t from, std::size_t to, bool cap) const {
-  if (!cap) return plan.pace(from, to);
-  return from == to ? 0.0 : pair_cap_(plan.members[from], plan.members[to]);
+template <typename F>
+bool RoundReplay::for_each_pair(const RoundPlan& plan, const std::vector<std::size_t>& order, F&& f) const {
+  for (std::size_t m : order)
+    for (std::size_t j : order)
+      if (!f(plan.pace(m, j), m == j ? 0.0 : pair_cap_(plan.members[m], plan.members[j]))) return false;
+  return true;
 }
 
 std::vector<double> RoundReplay::pairs_of(const RoundPlan& plan, const std::vector<std::size_t>& order) const {
   std::vector<double> pairs;
   pairs.reserve(2 * order.size() * order.size());
-  for (std::size_t m : order)
-    for (std::size_t j : order) {
-      pairs.push_back(pair_value(plan, m, j, false));
-      pairs.push_back(pair_value(plan, m, j, true));
-    }
+  for_each_pair(plan, order, [&](double pace, double cap) {
+    pairs.push_back(pace);
+    pairs.push_back(cap);
+    return true;
+  });
   return pairs;
 }
 
@@ -121,18 +124,17 @@ bool RoundReplay::same_pairs(const RoundPlan& plan, const std::vector<std::size_
   // rounds match the one recording of their head.
   const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
   std::size_t at = 0;
-  for (std::size_t m : order)
-    for (std::size_t j : order) {
-      if (!same(pair_value(plan, m, j, false), pairs[at]) || !same(pair_value(plan, m, j, true), pairs[at + 1])) return false;
-      at += 2;
-    }
-  return true;
+  return for_each_pair(plan, order, [&](double pace, double cap) {
+    const bool equal = same(pace, pairs[at]) && same(cap, pairs[at + 1]);
+    at += 2;
+    return equal;
+  });
 }
 
 bool RoundReplay::is_recorded(const std::vector<std::uint8_t>& head, const std::vector<double>& pairs) const {
   const auto it = recorded_.find(head);
   if (it == recorded_.end()) return false;
-  return std::any_of(it->second.begin(), it->second.end(), [&](const Recording& r) {
+  return std::any_of(it->second.begin(), it->second.end(), [&](const Recorded& r) {
     return r.pairs.size() == pairs.size() && std::memcmp(r.pairs.data(), pairs.data(), pairs.size() * sizeof(double)) == 0;
   });
 }
@@ -143,13 +145,13 @@ const RoundReplay::Recorded* RoundReplay::find_recording(const RoundPlan& plan, 
   // the same members in the same canonical order, and caps that are fixed: the same pairs.
   if (last_.recording && plan.pace_bps == last_.pace && plan.members == last_.members && order == last_.order &&
       head == last_.head)
-    return &last_.recording->recorded;
+    return last_.recording;
   const auto it = recorded_.find(head);
   if (it == recorded_.end()) return nullptr;
-  for (const Recording& r : it->second)
+  for (const Recorded& r : it->second)
     if (same_pairs(plan, order, r.pairs)) {
       last_ = {plan.pace_bps, plan.members, order, head, &r};
-      return &r.recorded;
+      return &r;
     }
   return nullptr;
 }
@@ -258,7 +260,8 @@ void RoundReplay::member_finished(std::uint64_t id, std::size_t member) {
       rec.sent[k] = r.sent[m];
       rec.received[k] = r.received[m];
     }
-    recorded_[std::move(r.head)].push_back({std::move(r.pairs), std::move(rec)});
+    rec.pairs = std::move(r.pairs);
+    recorded_[std::move(r.head)].push_back(std::move(rec));
     ++stats_.recorded;
   }
   rounds_.erase(it);

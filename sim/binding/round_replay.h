@@ -90,15 +90,12 @@ class RoundReplay {
     core::averaging::Timeouts timeouts;
     core::averaging::ButterflyRound::Done done;
   };
-  // Per member in the canonical order (Round::position).
+  // A recorded round: its pairs (pairs_of), and per member in the canonical order
+  // (Round::position) what happened.
   struct Recorded {
+    std::vector<double> pairs;
     std::vector<core::Seconds> finish;  // after the last member started
     std::vector<std::uint64_t> sent, received;
-  };
-  // A recorded round: its pacing and pair caps (pairs_of), and what happened.
-  struct Recording {
-    std::vector<double> pairs;
-    Recorded recorded;
   };
   struct Round {
     Mode mode = Mode::Simulate;
@@ -127,7 +124,10 @@ class RoundReplay {
   // members in that order, O(members²); compared in place against the few recordings of a head,
   // and built only for a round that is to be recorded.
   std::vector<std::uint8_t> head_of(const core::averaging::RoundPlan& plan, std::vector<std::size_t>& order) const;
-  double pair_value(const core::averaging::RoundPlan& plan, std::size_t from, std::size_t to, bool cap) const;
+  // f(pacing, pair cap) for every ordered pair of members in canonical order (cap 0 from a member
+  // to itself), until f returns false; whether it never did.
+  template <typename F>
+  bool for_each_pair(const core::averaging::RoundPlan& plan, const std::vector<std::size_t>& order, F&& f) const;
   std::vector<double> pairs_of(const core::averaging::RoundPlan& plan, const std::vector<std::size_t>& order) const;
   bool same_pairs(const core::averaging::RoundPlan& plan, const std::vector<std::size_t>& order,
                   const std::vector<double>& pairs) const;
@@ -149,7 +149,7 @@ class RoundReplay {
   std::function<double(PeerId, PeerId)> pair_cap_;
   std::map<std::uint64_t, Round> rounds_;                    // in flight, by round id
   // By head; a deque, so that replays in flight keep pointing at their Recorded.
-  std::map<std::vector<std::uint8_t>, std::deque<Recording>, core::BytesLess> recorded_;
+  std::map<std::vector<std::uint8_t>, std::deque<Recorded>, core::BytesLess> recorded_;
   // The last round matched to a recording by its pairs. A static collaboration runs the same group
   // round after round with one plan (core::averaging::RolesCache hands the same pacing matrix on),
   // and comparing its O(members²) pairs each time cost a tenth of a 256-peer run.
@@ -158,7 +158,7 @@ class RoundReplay {
     std::vector<PeerId> members;
     std::vector<std::size_t> order;
     std::vector<std::uint8_t> head;
-    const Recording* recording = nullptr;
+    const Recorded* recording = nullptr;
   } last_;
   ReplayStats stats_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
