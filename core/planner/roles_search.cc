@@ -873,10 +873,13 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     res.split = ev.split(res.computes);
     res.bases = ev.take_bases(res.computes);
   };
-  auto consider = [&](const std::vector<bool>& roles) {
+  // Ties keep the earlier candidate, unless the later one `wins_ties`.
+  auto consider = [&](const std::vector<bool>& roles, bool wins_ties = false) {
     if (count_set(roles) < 2) return;
-    if (!ev.at_least(roles, res.value) || ev.value(roles) <= res.value) return;
-    res.value = ev.value(roles);  // ties keep the earlier candidate
+    if (!ev.at_least(roles, res.value)) return;
+    const double value = ev.value(roles);
+    if (wins_ties ? value < res.value : value <= res.value) return;
+    res.value = value;
     res.computes = roles;
   };
 
@@ -948,8 +951,12 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     }
     res.warm = true;
   } else {
-    consider(p.can_compute);
+    // Every peer computing is tested after the nested sets, as a candidate that wins ties (the
+    // order it used to be tested in): against their incumbent the bounds without an LP, or its
+    // LP stopped below it, usually dismiss it, where before its exact LP, the search's largest,
+    // was solved against nothing (a third of one 24-peer solve).
     best_nested(capable);
+    consider(p.can_compute, /*wins_ties=*/true);
   }
 
   // Proof: one program per number m of computing peers whose bound can beat the incumbent, each
