@@ -4,6 +4,7 @@
 #include <glpk.h>
 
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,9 @@ struct ScaledProblem {
   std::vector<std::vector<double>> cap;  // t_ij scaled; +inf = none; empty = no finite cap at all
   bool compute_term = true;              // Objective::StepsPerSecond
 
-  double pair_cap(int i, int j) const;
+  double pair_cap(int i, int j) const {
+    return cap.empty() ? std::numeric_limits<double>::infinity() : cap[i][j];
+  }
   // Peers i and k are interchangeable: swapping them maps every plan to one of equal value (the
   // roles searches break this symmetry).
   bool interchangeable(int i, int k) const;

@@ -6,8 +6,6 @@
 
 namespace swarmlab::core::planner::detail {
 
-double ScaledProblem::pair_cap(int i, int j) const { return cap.empty() ? kInf : cap[i][j]; }
-
 bool ScaledProblem::interchangeable(int i, int k) const {
   if (kappa[i] != kappa[k] || down[i] != down[k] || up[i] != up[k] || can_compute[i] != can_compute[k] ||
       can_reduce[i] != can_reduce[k]) {
