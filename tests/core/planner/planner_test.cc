@@ -282,6 +282,24 @@ TEST(PlannerOptimality, MipDropsAPeerWhoseLinkWouldStallEveryone) {
   EXPECT_NE(plan.solver.find("branch-and-cut"), std::string::npos) << plan.solver;
 }
 
+// A peer behind a 1 Mb/s link makes "every capable peer computes" hopeless: the nested sets'
+// incumbent must dismiss that set with the bounds that need no LP, so the only averaging LP solved
+// is the chosen roles' own (for the rate the plan reports). Tested first, against no incumbent, it
+// used to cost an LP of its own, the largest of the search (README.md, "The roles search").
+TEST(PlannerRolesSearch, EveryPeerComputingIsDismissedWithoutItsLp) {
+  std::vector<PeerCapacity> peers;
+  for (int i = 0; i < 8; ++i) {
+    peers.push_back(peer(100 + 10 * i, (1 + 0.1 * i) * kGbps, 0.5 * kGbps));
+  }
+  peers.push_back(gpu(150, 1e6));
+  const PlannerInput in = make_input(peers);
+  const Plan plan = solve(in);
+  expect_feasible(in, plan);
+  EXPECT_TRUE(plan.roles_exact);
+  EXPECT_FALSE(plan.peers[8].computes);
+  EXPECT_NE(plan.solver.find("(1 averaging LPs)"), std::string::npos) << plan.solver;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Brute force: for small random swarms, the roles search's ξ equals the best ξ over every role
 // assignment c ∈ {0,1}^n, each evaluated on the per-pair reference LP (independent of the
