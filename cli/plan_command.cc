@@ -3,11 +3,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/checks.h"
 #include "cli/command.h"
+#include "core/planner/planner.h"
 #include "scenarios/applicability.h"
 #include "sim/experiments/run_cost.h"
 #include "scenarios/scenario_loader.h"
@@ -48,12 +50,17 @@ const bool plan_registered = register_command(
       // Budgets in MIPs and nodes, not seconds, so that a bounded solve is still the same on every
       // machine (core/planner/README.md, "The roles search", step 7).
       sub.add_option("--max-mips", args->max_mips,
-                     "solve at most this many roles MIPs (default 40); when they run out, the roles are the "
-                     "best found and the plan reports the gap it proved")
+                     "solve at most this many roles MIPs (default " +
+                         std::to_string(core::planner::kDefaultMaxMips) +
+                         "); when they run out, the roles are the best found and the plan reports "
+                         "the gap it proved")
           ->check(Count(1, 1'000'000, "a number of MIPs"));
       sub.add_option("--max-mip-nodes", args->max_mip_nodes,
-                     "explore at most this many branch-and-bound nodes per roles MIP (default 400000/n² "
-                     "within [50, 20000]); when they run out, as --max-mips")
+                     "explore at most this many branch-and-bound nodes per roles MIP (default " +
+                         std::to_string(core::planner::kMipNodeScale) + "/n² within [" +
+                         std::to_string(core::planner::kMinMipNodes) + ", " +
+                         std::to_string(core::planner::kMaxMipNodes) +
+                         "]); when they run out, as --max-mips")
           ->check(Count(1, 100'000'000, "a number of nodes"));
       return [args] {
         const scenarios::Scenario sc = scenarios::load_scenario(args->scenario);

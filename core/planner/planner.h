@@ -8,6 +8,7 @@
 // Deterministic: the same input (same peer order, same warm start) gives a bit-identical Plan,
 // so every peer can solve the problem independently and agree without exchanging messages. The
 // planner never measures its own running time: its limits are node and round budgets.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -79,15 +80,24 @@ enum class Roles { Optimize, AllComputeCapable };
 // most one peer compute, so that combination is rejected (std::invalid_argument).
 enum class Objective { StepsPerSecond, AveragingOnly };
 
+// The roles search's budgets where PlannerOptions leaves them at 0 (README.md, "The roles
+// search", step 7): MIPs in all, and branch-and-bound nodes per MIP, 400000 / n² within
+// [50, 20000] for n peers.
+inline constexpr int kDefaultMaxMips = 40;
+inline constexpr std::int64_t kMipNodeScale = 400000, kMinMipNodes = 50, kMaxMipNodes = 20000;
+inline std::int64_t default_max_mip_nodes(int n) {
+  return std::clamp<std::int64_t>(kMipNodeScale / (static_cast<std::int64_t>(n) * n), kMinMipNodes,
+                                  kMaxMipNodes);
+}
+
 struct PlannerOptions {
   Roles roles = Roles::Optimize;
   Objective objective = Objective::StepsPerSecond;
-  // Branch-and-bound node budget per roles MIP; 0 = automatic: 400000 / n² nodes within
-  // [50, 20000]. Counted in nodes, not seconds, so the outcome stays deterministic. When a budget
+  // Branch-and-bound node budget per roles MIP; 0 = default_max_mip_nodes(n). Counted in nodes, not seconds, so the outcome stays deterministic. When a budget
   // runs out, the best roles found are used, Plan::roles_exact is false and Plan::roles_gap says
   // how far from optimal they can be at most.
   std::int64_t max_mip_nodes = 0;
-  // Roles MIPs solved in all (one per step of the search); 0 = automatic (40). Also a
+  // Roles MIPs solved in all (one per step of the search); 0 = kDefaultMaxMips. Also a
   // deterministic budget: when it runs out, the plan reports the gap it proved.
   int max_mips = 0;
   // Stop the roles search once no roles can beat the plan by more than this relative gap (e.g.

@@ -860,11 +860,9 @@ RolesResult search_roles(const ScaledProblem& p, const RolesSearchLimits& limits
     return res;
   }
   const std::int64_t nodes =
-      limits.max_mip_nodes > 0
-          ? limits.max_mip_nodes
-          : std::clamp<std::int64_t>(400000 / (static_cast<std::int64_t>(n) * n), 50, 20000);
+      limits.max_mip_nodes > 0 ? limits.max_mip_nodes : default_max_mip_nodes(n);
   // MIP solves in all (each after the last one's roles were checked): a deterministic budget.
-  const int max_mips = limits.max_mips > 0 ? limits.max_mips : 40;
+  const int max_mips = limits.max_mips > 0 ? limits.max_mips : kDefaultMaxMips;
 
   Evaluator ev(p, start, record_bases);
   // What the result says of the roles it settles on, besides their value.
