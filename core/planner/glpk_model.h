@@ -71,6 +71,12 @@ glp_smcp simplex_params(const glp_prob* lp, bool dual = false);
 // Runs simplex with those parameters; true when an optimal basic solution was found. With
 // `max_pivots` > 0, at most that many pivots (false when they run out).
 bool solve_simplex(glp_prob* lp, bool dual = false, int max_pivots = 0);
+// Whether the problem's current basis is optimal as it stands: its primal and dual values
+// (glp_warm_up) feasible within 1e-9 (relative to each bound or cost, above 1), tighter than the
+// simplex's own 1e-7. A warm start from a basis that still fits then needs no simplex, which
+// copies the problem into its own working form even when it makes no pivot (README.md, "Warm
+// starts"). The values it leaves are those of that basis.
+bool basis_is_optimal(glp_prob* lp);
 
 struct MipOutcome {
   bool solved = false;      // an integral solution was found

@@ -68,38 +68,51 @@ enum class LpItemKind : std::uint8_t {
   // carry").
   Share, ShareSum, ShareSumDefinition, PeerLoad, PairLoad
 };
+// What one row or column stands for: its kind, the peers it belongs to, and for the rows and
+// columns of an exact cut its receivers, as an index into a table of receiver sets (the LP's
+// LpItems::sets, or a basis's LpBasis::sets). Matched as one integer key that packs kind, a + 1,
+// b + 1 and set + 1 from the high bits down: its order is that of (kind, a, b, set), and matching
+// a basis is a sort and binary searches over integers (comparing the items themselves, with
+// their receiver sets, was a sixth of a warm re-solve).
 struct LpItem {
   LpItemKind kind = LpItemKind::None;
   int a = -1, b = -1;
-  std::vector<int> set = {};  // an exact cut's receivers, ascending
-  friend auto operator<=>(const LpItem&, const LpItem&) = default;
+  int set = -1;
+  // 0 for None, and for peers or sets beyond what the key holds (2^18 − 2 peers, 2^20 − 1 sets):
+  // such an item is not matched, it starts fresh.
+  std::uint64_t key() const;
+  static LpItem of(std::uint64_t key);
 };
-// The items of a loaded LP, by GLPK index (1-based; None where untagged).
+// The items of a loaded LP by GLPK index (1-based; key 0 where untagged), and its receiver sets.
 class LpItems {
  public:
-  void row(int index, LpItem item) { tag(rows_, index, std::move(item)); }
-  void col(int index, LpItem item) { tag(cols_, index, std::move(item)); }
-  const LpItem& row(int index) const { return at(rows_, index); }
-  const LpItem& col(int index) const { return at(cols_, index); }
+  void row(int index, const LpItem& item) { tag(rows_, index, item.key()); }
+  void col(int index, const LpItem& item) { tag(cols_, index, item.key()); }
+  std::uint64_t row(int index) const { return at(rows_, index); }
+  std::uint64_t col(int index) const { return at(cols_, index); }
+  // The index of `receivers` (ascending) in this LP's set table, added the first time.
+  int set(const std::vector<int>& receivers);
+  const std::vector<std::vector<int>>& sets() const { return sets_; }
 
  private:
-  static void tag(std::vector<LpItem>& v, int index, LpItem item) {
-    if (static_cast<int>(v.size()) <= index) v.resize(index + 1);
-    v[index] = std::move(item);
+  static void tag(std::vector<std::uint64_t>& v, int index, std::uint64_t key) {
+    if (static_cast<int>(v.size()) <= index) v.resize(index + 1, 0);
+    v[index] = key;
   }
-  static const LpItem& at(const std::vector<LpItem>& v, int index) {
-    static const LpItem none;
-    return index < static_cast<int>(v.size()) ? v[index] : none;
+  static std::uint64_t at(const std::vector<std::uint64_t>& v, int index) {
+    return index < static_cast<int>(v.size()) ? v[index] : 0;
   }
-  std::vector<LpItem> rows_, cols_;
+  std::vector<std::uint64_t> rows_, cols_;
+  std::vector<std::vector<int>> sets_;
 };
-// An LP's basis at its optimum, by item (GLPK statuses: GLP_BS, GLP_NL, ...), sorted by item. A
-// later LP over a similar peer set starts from it (README.md, "Warm starts").
+// An LP's basis at its optimum, by item key (GLPK statuses: GLP_BS, GLP_NL, ...), sorted by key;
+// the keys' set indices point into `sets`, kept in lexicographic order, so that the basis's cuts
+// come in the order of their receivers. A later LP over a similar peer set starts from it
+// (README.md, "Warm starts").
 struct LpBasis {
-  std::vector<std::pair<LpItem, int>> status;
+  std::vector<std::pair<std::uint64_t, int>> status;
+  std::vector<std::vector<int>> sets;
   bool exact_phase = false;  // an averaging LP that needed its exact phase (σ and exact cuts)
-  // The status recorded for `item`, or `fresh` when it has none.
-  int status_of(const LpItem& item, int fresh) const;
 };
 // The final bases of a plan's averaging LP and split, for the next solve.
 struct PlanBases {
@@ -110,8 +123,9 @@ struct PlanBases {
 // basis: shared items keep their status, new rows are basic and new columns at their lower
 // bound, then the count of basic variables is repaired; such an LP is not scaled (it needs few
 // pivots, fewer than GLPK's scaling pass costs, and the planner's rows are normalised already).
-// Otherwise the LP is scaled and starts from GLPK's advanced basis.
-void start_basis(glp_prob* lp, const LpItems& items, const LpBasis* start);
+// Otherwise the LP is scaled and starts from GLPK's advanced basis. True when it starts from
+// `start` (its basis then factorised).
+bool start_basis(glp_prob* lp, const LpItems& items, const LpBasis* start);
 // `lp`'s current statuses, by item (replacing what `out` held; exact_phase is left as it was).
 void record_basis(glp_prob* lp, const LpItems& items, LpBasis* out);
 // The same bases for another peer numbering: `to[i]` is old peer i's new index, or -1 when it is

@@ -206,25 +206,35 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   };
   std::vector<std::pair<int, TransportCut>> exportable;  // (row, cut) for rows that are cuts
   if (!p.cap.empty()) {
-    const Sink build{[&](double ub) { return model.col(0, ub); },
-                     [&](const std::vector<std::pair<int, double>>& terms, double hi) {
-                       const int r = model.row_le(hi);
-                       for (const auto& [col, v] : merged(terms)) model.coef(r, col, v);
-                       return r;
-                     }};
     // Cheap seeds, one row per peer. A reducer returns to the others at most what their pairs
     // carry: h_j <= Σ_{uncapped i} z_j + Σ_{capped i} (t_ji − [j computes]·z_i) (the transport
     // cut of all receivers, with a minimum of sums for each reducer). A receiver gets at most
     // G_i <= Σ_{uncapped j} z_j + Σ_{capped j} (t_ji − [j computes]·z_i).
+    //
+    // Each row's terms are written in column order with repeated columns summed, as merged()
+    // would leave them (z columns by peer, then G, then h), without sorting: these 2n rows cost n²
+    // pairs on every averaging LP, and sorting them was most of building a warm-started one.
+    std::vector<std::pair<int, double>> terms;
+    auto seed_row = [&](double caps, int repeated, double times, int last) {
+      if (times != 0) {
+        const auto at = std::ranges::lower_bound(terms, repeated, {}, &std::pair<int, double>::first);
+        terms.insert(at, {repeated, times});
+      }
+      terms.emplace_back(last, 1.0);
+      const int r = model.row_le(caps);
+      for (const auto& [col, v] : terms) model.coef(r, col, v);
+      return r;
+    };
     for (int j = 0; j < n; ++j) {
       if (!z[j]) continue;
-      std::vector<std::pair<int, double>> terms{{h[j], 1.0}};
+      terms.clear();
       double caps = 0;
+      int uncapped = 0;
       bool any = false;
       for (int i = 0; i < n; ++i) {
         if (i == j || !G[i]) continue;
         if (cap(j, i) == kInf) {
-          terms.emplace_back(z[j], -1.0);
+          ++uncapped;
           continue;
         }
         any = true;
@@ -232,14 +242,15 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
         if (computes[j] && z[i]) terms.emplace_back(z[i], 1.0);
       }
       if (!any) continue;
-      const int r = build.row_le(terms, caps);
+      const int r = seed_row(caps, z[j], -uncapped, h[j]);
       items.row(r, {K::ReturnsSeed, j});
       exportable.push_back({r, {{}, j, {}}});
     }
     for (int i = 0; i < n; ++i) {
       if (!G[i]) continue;
-      std::vector<std::pair<int, double>> terms{{G[i], 1.0}};
+      terms.clear();
       double caps = 0;
+      int parts = 0;
       bool any = false;
       for (int j = 0; j < n; ++j) {
         if (j == i || !z[j]) continue;
@@ -249,9 +260,9 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
         }
         any = true;
         caps += cap(j, i);
-        if (computes[j] && z[i]) terms.emplace_back(z[i], 1.0);
+        if (computes[j] && z[i]) ++parts;
       }
-      if (any) items.row(build.row_le(terms, caps), {K::ReceivesSeed, i});
+      if (any) items.row(seed_row(caps, z[i], parts, G[i]), {K::ReceivesSeed, i});
     }
   }
 
@@ -412,6 +423,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   };
   // The exact transport cut for T: Σ_T G_i <= Σ_j H_j, H_j <= h_j, H_j <= Σ_{i∈T, i≠j} e_ji.
   auto exact_cut = [&](const std::vector<int>& T) {
+    const int receivers = items.set(T);
     std::vector<std::pair<int, double>> main;
     for (int i : T) main.emplace_back(G[i], 1.0);
     for (int j = 0; j < n; ++j) {
@@ -437,12 +449,12 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       terms.emplace_back(H, 1.0);
       const int by_pairs = live.row_le(terms, 0);
       basic_on(H, hv[j] <= through ? by_returns : by_pairs);
-      items.col(H, {K::CutReturn, j, -1, T});
-      items.row(by_returns, {K::CutByReturns, j, -1, T});
-      items.row(by_pairs, {K::CutByPairs, j, -1, T});
+      items.col(H, {K::CutReturn, j, -1, receivers});
+      items.row(by_returns, {K::CutByReturns, j, -1, receivers});
+      items.row(by_pairs, {K::CutByPairs, j, -1, receivers});
     }
     const int cut_row = live.row_le(main, 0);
-    items.row(cut_row, {K::Cut, -1, -1, T});
+    items.row(cut_row, {K::Cut, -1, -1, receivers});
     exportable.push_back({cut_row, {T, -1, {}}});
   };
 
@@ -493,10 +505,11 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   // the exact cuts that LP had (on the receivers that still compute).
   if (io.start && io.start->exact_phase && !p.cap.empty()) {
     add_exact_phase();
-    for (const auto& [item, status] : io.start->status) {
+    for (const auto& [key, status] : io.start->status) {
+      const LpItem item = LpItem::of(key);
       if (item.kind != K::Cut) continue;
       std::vector<int> T;
-      for (int i : item.set) {
+      for (int i : io.start->sets[item.set]) {
         if (i < n && G[i]) T.push_back(i);
       }
       if (T.empty() || seen.count(T)) continue;
@@ -504,13 +517,13 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       seen[T] = 1;
     }
   }
-  start_basis(lp, items, io.start);
+  const bool warm = start_basis(lp, items, io.start);
   // From a previous plan's basis a re-solve takes a few dozen pivots (0–54 on 30 swarms of 64
   // peers). Where the peer that came or went mattered, that basis fits badly: two such re-solves,
   // carrying the exact phase, took 850 and 970 pivots, 8× a cold solve. Past a limit the warm
   // start is dropped for a cold solve.
   const int warm_pivots = io.start ? std::max(150, glp_get_num_rows(lp) / 8) : 0;
-  if (!solve_simplex(lp, /*dual=*/false, warm_pivots)) {
+  if (!(warm && basis_is_optimal(lp)) && !solve_simplex(lp, /*dual=*/false, warm_pivots)) {
     if (!io.start) return res;
     AveragingLpIo cold = io;
     cold.start = nullptr;

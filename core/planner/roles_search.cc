@@ -38,7 +38,8 @@ class Evaluator {
       : p_(p), start_(start), record_bases_(record_bases) {
     if (!start) return;
     start_roles_.assign(p.n, false);
-    for (const auto& [item, status] : start->averaging.status) {
+    for (const auto& [key, status] : start->averaging.status) {
+      const LpItem item = LpItem::of(key);
       if (item.kind == LpItemKind::Received && item.a < p.n) start_roles_[item.a] = true;
     }
   }

@@ -184,8 +184,8 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
     }
   }
   glp_prob* lp = model.load();
-  start_basis(lp, items, start);
-  if (!solve_simplex(lp)) return res;
+  const bool warm = start_basis(lp, items, start);
+  if (!(warm && basis_is_optimal(lp)) && !solve_simplex(lp)) return res;
   res.ok = true;
   if (finish) record_basis(lp, items, finish);
   for (int j = 0; j < n; ++j) {

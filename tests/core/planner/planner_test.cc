@@ -14,8 +14,10 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "core/planner/glpk_model.h"
 #include "core/planner/lp_model.h"
 #include "core/rng.h"
 #include "random_compositions.h"
@@ -887,6 +889,74 @@ TEST(PlannerWarmStart, ChainsOfChangesKeepTheColdValue) {
       expect_feasible(in, warm);
     }
   }
+}
+
+// A basis is matched by item key: kind, peers and receiver set survive the packing; items of a
+// peer that left are dropped, the others are renumbered with their statuses; cut receiver sets
+// lose that peer, and two sets that become one are kept once; out-of-range peers get no key.
+TEST(PlannerWarmStart, BasesFollowTheirPeersThroughRenumbering) {
+  using K = detail::LpItemKind;
+  const detail::LpItem pair{K::PairShortfall, 3, 7};
+  EXPECT_EQ(detail::LpItem::of(pair.key()).kind, K::PairShortfall);
+  EXPECT_EQ(detail::LpItem::of(pair.key()).a, 3);
+  EXPECT_EQ(detail::LpItem::of(pair.key()).b, 7);
+  EXPECT_EQ(detail::LpItem::of(pair.key()).set, -1);
+  EXPECT_LT(detail::LpItem{K::Rate}.key(), detail::LpItem{K::SpanSum}.key());
+  EXPECT_LT(detail::LpItem({K::Span, 2}).key(), detail::LpItem({K::Span, 10}).key());
+  EXPECT_EQ(detail::LpItem({K::Span, 1 << 20}).key(), 0u);
+  EXPECT_EQ(detail::LpItem{}.key(), 0u);
+
+  detail::LpBasis basis;
+  basis.sets = {{1, 2}, {1, 2, 4}, {2, 3}};  // ascending, as a recorded basis keeps them
+  basis.exact_phase = true;
+  auto entry = [](detail::LpItem item, int status) { return std::make_pair(item.key(), status); };
+  basis.status = {entry({K::Span, 1}, GLP_BS),          entry({K::Span, 4}, GLP_NU),
+                  entry({K::PairShortfall, 4, 2}, GLP_BS), entry({K::CutReturn, 1, -1, 0}, GLP_NL),
+                  entry({K::CutReturn, 1, -1, 1}, GLP_BS), entry({K::CutReturn, 1, -1, 2}, GLP_NU),
+                  entry({K::Cut, -1, -1, 0}, GLP_NU),      entry({K::Cut, -1, -1, 1}, GLP_BS)};
+  std::sort(basis.status.begin(), basis.status.end());
+  // Peer 4 leaves; peers 0–3 become 3, 2, 1, 0 (reversed).
+  const detail::PlanBases moved = detail::reindexed({basis, {}}, {3, 2, 1, 0, -1});
+  const detail::LpBasis& out = moved.averaging;
+  EXPECT_TRUE(out.exact_phase);
+  // {1, 2} and {1, 2, 4} are both {1, 2} → {1, 2} after renumbering; {2, 3} → {0, 1}.
+  ASSERT_EQ(out.sets, (std::vector<std::vector<int>>{{0, 1}, {1, 2}}));
+  std::map<std::tuple<K, int, int, std::vector<int>>, int> got;
+  for (std::size_t k = 0; k < out.status.size(); ++k) {
+    if (k > 0) EXPECT_LT(out.status[k - 1].first, out.status[k].first);  // sorted, no repeats
+    const detail::LpItem item = detail::LpItem::of(out.status[k].first);
+    got[{item.kind, item.a, item.b, item.set < 0 ? std::vector<int>{} : out.sets[item.set]}] =
+        out.status[k].second;
+  }
+  const std::map<std::tuple<K, int, int, std::vector<int>>, int> want{
+      {{K::Span, 2, -1, {}}, GLP_BS},
+      {{K::CutReturn, 2, -1, {1, 2}}, GLP_NL},  // the first of the two sets that became one
+      {{K::CutReturn, 2, -1, {0, 1}}, GLP_NU},
+      {{K::Cut, -1, -1, {1, 2}}, GLP_NU}};
+  EXPECT_EQ(got, want);
+}
+
+// The check that lets a warm start skip the simplex: an optimal basis passes; the same basis
+// after a cost change that makes a nonbasic column attractive, or a bound change that puts a
+// basic variable out of its bounds, does not.
+TEST(PlannerWarmStart, OnlyAnOptimalBasisSkipsTheSimplex) {
+  detail::TermOff quiet;
+  // max x + 2y, x + y <= 4, x <= 3, y <= 2 (optimum x = 2, y = 2).
+  detail::Model model;
+  const int x = model.col(0, 3, 1), y = model.col(0, 2, 2);
+  const int r = model.row_le(4);
+  model.coef(r, x, 1);
+  model.coef(r, y, 1);
+  glp_prob* lp = model.load();
+  ASSERT_TRUE(detail::solve_simplex(lp));
+  EXPECT_TRUE(detail::basis_is_optimal(lp));
+  EXPECT_NEAR(glp_get_col_prim(lp, x), 2, 1e-12);
+  glp_set_obj_coef(lp, y, 0.5);  // y, at its upper bound, is now worth less than the x it
+  EXPECT_FALSE(detail::basis_is_optimal(lp));  // displaces in the row: it should come down
+  glp_set_obj_coef(lp, y, 2);
+  EXPECT_TRUE(detail::basis_is_optimal(lp));
+  glp_set_row_bnds(lp, r, GLP_UP, 0, 1);  // x = 1 − 2 < 0: the basic x is out of its bounds
+  EXPECT_FALSE(detail::basis_is_optimal(lp));
 }
 
 // The case: a peer with 147 b/s of upload. Its share of the gradient, returned to every
