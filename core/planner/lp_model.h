@@ -37,6 +37,7 @@ struct ScaledProblem {
   std::vector<double> relay_both;        // per relay: min(download, upload), scaled
   std::vector<int> relay_member;         // per relay: the peer it also is, or -1
   std::vector<std::vector<double>> cap;  // t_ij scaled; +inf = none; empty = no finite cap at all
+  std::vector<std::pair<int, int>> closed_pairs;  // (i, j) with t_ij = 0: nothing passes i → j
   bool compute_term = true;              // Objective::StepsPerSecond
 
   double pair_cap(int i, int j) const {

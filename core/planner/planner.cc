@@ -289,6 +289,7 @@ ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt) {
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) {
         if (i != j && in.pair_caps[i][j] / unit < 2) p.cap[i][j] = in.pair_caps[i][j] / unit;
+        if (i != j && !(p.cap[i][j] > 0)) p.closed_pairs.emplace_back(i, j);
       }
     }
   }

@@ -109,6 +109,7 @@ class Evaluator {
   // Whether the upper bounds that need no LP (Σκ, the compact download bound, the pair-cap
   // bound) leave the value possibly at least `v`.
   bool may_reach(const std::vector<bool>& computes, double v) const {
+    if (v <= 0) return true;  // every bound is (the first incumbent is asked against 0)
     return compute(computes) >= v && compact_download_bound(p_, computes) >= v &&
            pair_cap_bound(p_, computes) >= v;
   }

@@ -84,12 +84,9 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
   for (int i = 0; i < n; ++i) b[i] = std::min(p.both(i) / beta, clamp);
   // A closed pair (cap 0) between a computing peer and a reducer rules out that reducer's span.
   std::vector<bool> closed(n, false);
-  for (int x = 0; x < n; ++x) {
-    for (int y = 0; y < n; ++y) {
-      if (x == y || p.pair_cap(x, y) > 0) continue;
-      if (computes[x]) closed[y] = true;
-      if (computes[y]) closed[x] = true;
-    }
+  for (const auto& [x, y] : p.closed_pairs) {
+    if (computes[x]) closed[y] = true;
+    if (computes[y]) closed[x] = true;
   }
 
   // What each relay forwards, per unit of w_j: pair x → y relayed carries [x computes]·w_y +
@@ -171,10 +168,10 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
     add_relayed(model.row_le(1), static_cast<int>(r), cap);
   }
   // Pair x → y carries [x computes]·w_y (parts) + [y computes]·w_x (returns).
-  for (int x = 0; x < n; ++x) {
+  for (int x = 0; x < n && !p.cap.empty(); ++x) {
     for (int y = 0; y < n; ++y) {
-      if (x == y) continue;
-      const double t = p.pair_cap(x, y) / beta;
+      if (x == y || p.cap[x][y] == kInf) continue;
+      const double t = p.cap[x][y] / beta;
       const double most = (computes[x] ? wub[y] : 0) + (computes[y] ? wub[x] : 0);
       if (!(t < most) || !(t > 0)) continue;
       const int r = model.row_le(1);
