@@ -104,15 +104,15 @@ bool solve_simplex(glp_prob* lp, bool dual, int max_pivots) {
 bool basis_is_optimal(glp_prob* lp) {
   if (glp_warm_up(lp) != 0) return false;
   const bool maximise = glp_get_obj_dir(lp) == GLP_MAX;
-  // A basic variable within its bounds; a nonbasic one whose reduced cost does not improve the
-  // objective in a direction it may move.
-  auto fits = [&](int type, int stat, double lb, double ub, double prim, double dual, double cost) {
-    if (stat == GLP_BS) {
-      const bool low = type == GLP_LO || type == GLP_DB || type == GLP_FX;
-      const bool high = type == GLP_UP || type == GLP_DB || type == GLP_FX;
-      return (!low || prim >= lb - 1e-9 * (1 + std::abs(lb))) &&
-             (!high || prim <= ub + 1e-9 * (1 + std::abs(ub)));
-    }
+  // A basic variable within its bounds.
+  auto within = [](int type, double lb, double ub, double prim) {
+    const bool low = type == GLP_LO || type == GLP_DB || type == GLP_FX;
+    const bool high = type == GLP_UP || type == GLP_DB || type == GLP_FX;
+    return (!low || prim >= lb - 1e-9 * (1 + std::abs(lb))) &&
+           (!high || prim <= ub + 1e-9 * (1 + std::abs(ub)));
+  };
+  // A nonbasic one whose reduced cost does not improve the objective in a direction it may move.
+  auto priced_out = [&](int stat, double dual, double cost) {
     const double gain = maximise ? dual : -dual;  // objective change per unit increase
     const double eps = 1e-9 * (1 + std::abs(cost));
     if (stat == GLP_NL) return gain <= eps;
@@ -121,15 +121,18 @@ bool basis_is_optimal(glp_prob* lp) {
     return true;  // GLP_NS: fixed
   };
   for (int r = 1, rows = glp_get_num_rows(lp); r <= rows; ++r) {
-    if (!fits(glp_get_row_type(lp, r), glp_get_row_stat(lp, r), glp_get_row_lb(lp, r),
-              glp_get_row_ub(lp, r), glp_get_row_prim(lp, r), glp_get_row_dual(lp, r), 0)) {
+    const int stat = glp_get_row_stat(lp, r);
+    if (stat == GLP_BS ? !within(glp_get_row_type(lp, r), glp_get_row_lb(lp, r), glp_get_row_ub(lp, r),
+                                 glp_get_row_prim(lp, r))
+                       : !priced_out(stat, glp_get_row_dual(lp, r), 0)) {
       return false;
     }
   }
   for (int c = 1, cols = glp_get_num_cols(lp); c <= cols; ++c) {
-    if (!fits(glp_get_col_type(lp, c), glp_get_col_stat(lp, c), glp_get_col_lb(lp, c),
-              glp_get_col_ub(lp, c), glp_get_col_prim(lp, c), glp_get_col_dual(lp, c),
-              glp_get_obj_coef(lp, c))) {
+    const int stat = glp_get_col_stat(lp, c);
+    if (stat == GLP_BS ? !within(glp_get_col_type(lp, c), glp_get_col_lb(lp, c), glp_get_col_ub(lp, c),
+                                 glp_get_col_prim(lp, c))
+                       : !priced_out(stat, glp_get_col_dual(lp, c), glp_get_obj_coef(lp, c))) {
       return false;
     }
   }
