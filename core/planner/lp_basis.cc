@@ -88,8 +88,8 @@ LpBasis renumbered(const LpBasis& basis, const std::vector<int>& to) {
     }
     if (const std::uint64_t k = now.key()) out.status.emplace_back(k, status);
   }
-  // Renumbering keeps the peers' order (a key's order only changes where it does not), and then
-  // the keys are sorted already.
+  // Where the peers keep their order (a departure, a join), the keys stay sorted: only the check
+  // is paid.
   if (!std::is_sorted(out.status.begin(), out.status.end(), key_before)) {
     std::stable_sort(out.status.begin(), out.status.end(), key_before);
   }

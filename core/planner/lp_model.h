@@ -73,7 +73,7 @@ enum class LpItemKind : std::uint8_t {
 // columns of an exact cut its receivers, as an index into a table of receiver sets (the LP's
 // LpItems::sets, or a basis's LpBasis::sets). Matched as one integer key that packs kind, a + 1,
 // b + 1 and set + 1 from the high bits down: its order is that of (kind, a, b, set), and matching
-// a basis is a sort and binary searches over integers (comparing the items themselves, with
+// a basis is a sort and a forward search over integers (comparing the items themselves, with
 // their receiver sets, was a sixth of a warm re-solve).
 struct LpItem {
   LpItemKind kind = LpItemKind::None;

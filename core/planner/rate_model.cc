@@ -507,7 +507,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     add_exact_phase();
     for (const auto& [key, status] : io.start->status) {
       const LpItem item = LpItem::of(key);
-      if (item.kind != K::Cut) continue;
+      if (item.kind != K::Cut || item.set < 0) continue;
       std::vector<int> T;
       for (int i : io.start->sets[item.set]) {
         if (i < n && G[i]) T.push_back(i);
