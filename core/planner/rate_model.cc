@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <utility>
 
@@ -200,10 +199,6 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   // Transport cuts (README.md, "The averaging LP"): for receivers T, every reducer j returns to
   // them at most H_j = min(h_j, Σ_{i∈T, i≠j} e_ji) with e_ji = min(z_j, t_ji − [j computes]·z_i)
   // on a capped pair and z_j otherwise.
-  struct Sink {
-    std::function<int(double)> col;  // new column in [0, ub]
-    std::function<int(const std::vector<std::pair<int, double>>&, double)> row_le;
-  };
   std::vector<std::pair<int, TransportCut>> exportable;  // (row, cut) for rows that are cuts
   if (!p.cap.empty()) {
     // Cheap seeds, one row per peer. A reducer returns to the others at most what their pairs
@@ -295,14 +290,15 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       io.cuts->push_back(std::move(out));
     }
   };
-  const Sink live{[&](double ub) {
-                    const int col = glp_add_cols(lp, 1);
-                    Model::set_col_bounds(lp, col, 0, ub);
-                    return col;
-                  },
-                  [&](const std::vector<std::pair<int, double>>& terms, double hi) {
-                    return Model::add_row_le(lp, merged(terms), hi);
-                  }};
+  // The exact phase and the cut rounds grow the loaded LP: a column in [0, ub], a row <= hi.
+  auto add_col = [&](double ub) {
+    const int col = glp_add_cols(lp, 1);
+    Model::set_col_bounds(lp, col, 0, ub);
+    return col;
+  };
+  auto add_row_le = [&](const std::vector<std::pair<int, double>>& terms, double hi) {
+    return Model::add_row_le(lp, merged(terms), hi);
+  };
 
   // Check that the totals split into pairs: a transport problem from reducers (supply h_j) to
   // receivers (demand G_i), pair j → i carrying at most e_ji.
@@ -408,11 +404,11 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
     if (shortfall[j].empty()) shortfall[j].assign(n, 0);
     int& s = shortfall[j][i];
     if (!s) {
-      s = live.col(kInf);
+      s = add_col(kInf);
       items.col(s, {K::PairShortfall, j, i});
       std::vector<std::pair<int, double>> row{{z[j], 1.0}, {s, -1.0}};
       if (computes[j] && z[i]) row.emplace_back(z[i], 1.0);
-      const int by_cap = live.row_le(row, cap(j, i));
+      const int by_cap = add_row_le(row, cap(j, i));
       items.row(by_cap, {K::PairByCap, j, i});
       Piece piece;
       pair_limit(j, i, &piece);
@@ -443,17 +439,17 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
       }
       if (spans == 0 && terms.empty()) continue;
       if (spans) terms.emplace_back(z[j], -spans);
-      const int H = live.col(hv_ub[j]);
+      const int H = add_col(hv_ub[j]);
       main.emplace_back(H, -1.0);
-      const int by_returns = live.row_le({{H, 1.0}, {h[j], -1.0}}, 0);
+      const int by_returns = add_row_le({{H, 1.0}, {h[j], -1.0}}, 0);
       terms.emplace_back(H, 1.0);
-      const int by_pairs = live.row_le(terms, 0);
+      const int by_pairs = add_row_le(terms, 0);
       basic_on(H, hv[j] <= through ? by_returns : by_pairs);
       items.col(H, {K::CutReturn, j, -1, receivers});
       items.row(by_returns, {K::CutByReturns, j, -1, receivers});
       items.row(by_pairs, {K::CutByPairs, j, -1, receivers});
     }
-    const int cut_row = live.row_le(main, 0);
+    const int cut_row = add_row_le(main, 0);
     items.row(cut_row, {K::Cut, -1, -1, receivers});
     exportable.push_back({cut_row, {T, -1, {}}});
   };
@@ -481,7 +477,7 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
         }
       }
       if (from.empty()) continue;
-      items.row(live.row_le(terms, 0), {K::ReceivesExact, i});
+      items.row(add_row_le(terms, 0), {K::ReceivesExact, i});
       groups[from].push_back(i);
     }
     for (auto& [from, T] : groups) {
