@@ -7,19 +7,16 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/cuda.h>
 
-#include <bit>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <string>
 
+#include "learn/expert_checkpoint.h"
 #include "learn/sample_stream.h"
 
 namespace swarmlab::learn {
 namespace {
-
-static_assert(std::endian::native == std::endian::little, "checkpoints are written as little-endian floats");
 
 using core::dmoe::ExpertUid;
 using DmoeTensor = core::dmoe::Tensor;
@@ -80,21 +77,13 @@ std::uint64_t uid_key(std::uint64_t seed, const ExpertUid& uid) {
   return k;
 }
 
-// Checkpoint bytes: "SWEX", format, width, hidden, updates, then the parameters (w1, b1, w2, b2)
-// and Adam's m and v for each, fp32.
-constexpr std::uint32_t kCheckpointMagic = 0x58455753;  // "SWEX" little-endian
-constexpr std::uint32_t kCheckpointFormat = 1;
-constexpr std::size_t kCheckpointHeader = 4 + 4 + 4 + 4 + 8;
-
 }  // namespace
 
 void set_intra_op_threads(int n) {
   if (n > 0) at::set_num_threads(n);
 }
 
-std::uint64_t expert_parameter_count(const TorchExpertConfig& c) {
-  return 2ull * c.width * c.hidden + c.hidden + c.width;
-}
+std::uint64_t expert_parameter_count(const TorchExpertConfig& c) { return expert_checkpoint_values(c.width, c.hidden); }
 
 // ---------------------------------------------------------------------------------------------
 
@@ -151,63 +140,39 @@ std::uint64_t TorchExpertBackend::updates(const ExpertUid& uid) const {
   return it == impl_->experts.end() ? 0 : it->second.updates;
 }
 
+// The checkpoint's bytes are learn/expert_checkpoint.h's: the parameters, then Adam's m and v,
+// each flattened in the order of shapes().
 std::vector<std::uint8_t> TorchExpertBackend::checkpoint(const ExpertUid& uid) const {
   const Impl::Expert& e = const_cast<Impl&>(*impl_).at_uid(uid);
-  std::vector<std::uint8_t> out;
-  auto put = [&out](const void* p, std::size_t n) {
-    const auto* b = static_cast<const std::uint8_t*>(p);
-    out.insert(out.end(), b, b + n);
+  ExpertCheckpoint c;
+  c.updates = e.updates;
+  auto append = [](std::vector<float>& to, const at::Tensor& t) {
+    const at::Tensor flat = t.detach().to(at::kCPU).contiguous();
+    to.insert(to.end(), flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel());
   };
-  put(&kCheckpointMagic, 4);
-  put(&kCheckpointFormat, 4);
-  put(&impl_->config.width, 4);
-  put(&impl_->config.hidden, 4);
-  put(&e.updates, 8);
-  auto put_tensor = [&put](const at::Tensor& t) {
-    const at::Tensor c = t.detach().to(at::kCPU).contiguous();
-    put(c.data_ptr<float>(), static_cast<std::size_t>(c.numel()) * 4);
-  };
-  for (const auto& p : e.params) put_tensor(p);
   for (std::size_t i = 0; i < e.params.size(); ++i) {
-    put_tensor(e.adam[i].m.defined() ? e.adam[i].m : at::zeros_like(e.params[i]));
-    put_tensor(e.adam[i].v.defined() ? e.adam[i].v : at::zeros_like(e.params[i]));
+    append(c.params, e.params[i]);
+    append(c.adam_m, e.adam[i].m.defined() ? e.adam[i].m : at::zeros_like(e.params[i]));
+    append(c.adam_v, e.adam[i].v.defined() ? e.adam[i].v : at::zeros_like(e.params[i]));
   }
-  return out;
+  return encode_expert_checkpoint(impl_->config.width, impl_->config.hidden, c);
 }
 
 void TorchExpertBackend::load(const ExpertUid& uid, std::span<const std::uint8_t> bytes) {
-  const std::uint64_t n = expert_parameter_count(impl_->config);
-  const std::size_t expected = kCheckpointHeader + 3 * n * 4;
-  auto u32 = [&bytes](std::size_t at) {
-    std::uint32_t v;
-    std::memcpy(&v, bytes.data() + at, 4);
-    return v;
-  };
-  if (bytes.size() < kCheckpointHeader || u32(0) != kCheckpointMagic)
-    throw core::dmoe::CheckpointError("expert checkpoint: not a swarmlab expert checkpoint (no \"SWEX\" header)");
-  if (u32(4) != kCheckpointFormat) throw core::dmoe::CheckpointError("expert checkpoint: format " + std::to_string(u32(4)) + ", expected 1");
-  if (u32(8) != impl_->config.width || u32(12) != impl_->config.hidden)
-    throw core::dmoe::CheckpointError("expert checkpoint: an expert of width " + std::to_string(u32(8)) + " and hidden " +
-                                      std::to_string(u32(12)) + ", expected " + std::to_string(impl_->config.width) + " and " +
-                                      std::to_string(impl_->config.hidden));
-  if (bytes.size() != expected)
-    throw core::dmoe::CheckpointError("expert checkpoint: " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(expected));
+  ExpertCheckpoint c = decode_expert_checkpoint(bytes, impl_->config.width, impl_->config.hidden);
   Impl::Expert e = impl_->fresh(uid);
-  std::memcpy(&e.updates, bytes.data() + 16, 8);
-  std::size_t at = kCheckpointHeader;
-  auto take = [&](at::Tensor& into, const at::Tensor& like) {
-    const std::size_t count = static_cast<std::size_t>(like.numel());
-    std::vector<float> v(count);
-    std::memcpy(v.data(), bytes.data() + at, count * 4);
-    at += count * 4;
-    for (float f : v)
-      if (!std::isfinite(f)) throw core::dmoe::CheckpointError("expert checkpoint: a value that is not finite");
-    into = at::from_blob(v.data(), like.sizes(), at::kFloat).to(impl_->device, at::kFloat, false, true);
-  };
-  for (auto& p : e.params) take(p, p);
+  e.updates = c.updates;
+  std::size_t at = 0;
   for (std::size_t i = 0; i < e.params.size(); ++i) {
-    take(e.adam[i].m, e.params[i]);
-    take(e.adam[i].v, e.params[i]);
+    const at::Tensor like = e.params[i];
+    auto take = [&](const std::vector<float>& from) {
+      return at::from_blob(const_cast<float*>(from.data()) + at, like.sizes(), at::kFloat)
+          .to(impl_->device, at::kFloat, false, true);
+    };
+    e.params[i] = take(c.params);
+    e.adam[i].m = take(c.adam_m);
+    e.adam[i].v = take(c.adam_v);
+    at += static_cast<std::size_t>(like.numel());
   }
   impl_->experts[uid] = std::move(e);
 }

@@ -6,14 +6,10 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/cuda.h>
-#include <zlib.h>
 
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <cstdio>
-#include <cstring>
 #include <deque>
 #include <exception>
 #include <future>
@@ -22,13 +18,12 @@
 #include <string>
 #include <thread>
 
+#include "learn/learner_state.h"
+
 namespace swarmlab::learn {
 namespace {
 
-static_assert(std::endian::native == std::endian::little, "states are written as little-endian floats");
-
 using core::training::Mode;
-using core::training::StateError;
 using Clock = std::chrono::steady_clock;
 
 // ---------------------------------------------------------------------------------------------
@@ -135,37 +130,8 @@ class Net {
   std::int64_t size_ = 0;
 };
 
-// ---------------------------------------------------------------------------------------------
-// State bytes: "SWLS", format, identity, steps, inner steps, n, k, k vectors of n floats, CRC-32.
-
-constexpr std::uint32_t kStateMagic = 0x534C5753;  // "SWLS" little-endian
-constexpr std::uint32_t kStateFormat = 1;
-constexpr std::size_t kStateHeader = 4 + 4 + 8 + 8 + 8 + 8 + 4;
-
+// The state's bytes are learn/learner_state.h's: k vectors of n values.
 std::uint32_t vectors_in_state(Mode mode) { return mode == Mode::Dedloc ? 2 : 4; }
-
-template <class T>
-void put(std::vector<std::uint8_t>& out, T v) {
-  const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-  out.insert(out.end(), p, p + sizeof v);
-}
-template <class T>
-T get(const std::uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-struct StateContents {
-  std::uint64_t steps = 0, inner_steps = 0;
-  std::vector<std::vector<float>> vectors;  // DeDLOC: params, momentum; DiLoCo: params, outer momentum, m, v
-};
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::vector<float> to_vector(const at::Tensor& t) {
   const at::Tensor c = t.detach().to(at::kCPU).contiguous();
@@ -302,64 +268,21 @@ struct TorchLearner::Impl {
     std::vector<at::Tensor> vectors;
     if (config.mode == Mode::Dedloc) vectors = {params, momentum};
     else vectors = {before, outer_momentum, adam_m, adam_v};
-    std::vector<std::uint8_t> out;
-    out.reserve(kStateHeader + vectors.size() * n * 4 + 4);
-    put(out, kStateMagic);
-    put(out, kStateFormat);
-    put(out, identity);
-    put(out, steps_applied);
-    put(out, inner_steps_applied);
-    put(out, n);
-    put(out, static_cast<std::uint32_t>(vectors.size()));
-    for (const auto& t : vectors) {
-      const std::vector<float> v = to_vector(t);
-      const auto* p = reinterpret_cast<const std::uint8_t*>(v.data());
-      out.insert(out.end(), p, p + v.size() * sizeof(float));
-    }
-    put(out, static_cast<std::uint32_t>(crc32(0, out.data(), static_cast<uInt>(out.size()))));
-    return out;
+    LearnerState state;
+    state.steps = steps_applied;
+    state.inner_steps = inner_steps_applied;
+    for (const auto& t : vectors) state.vectors.push_back(to_vector(t));
+    return encode_learner_state(identity, state);
   }
 
   // Runs on the peer's thread: every check before anything changes.
-  StateContents parse(std::span<const std::uint8_t> bytes) const {
-    if (bytes.size() < kStateHeader)
-      throw StateError("learner state: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
-                       std::to_string(kStateHeader) + "-byte header");
-    const std::uint8_t* p = bytes.data();
-    if (get<std::uint32_t>(p) != kStateMagic) throw StateError("learner state: not a swarmlab learner state (bad magic)");
-    if (get<std::uint32_t>(p + 4) != kStateFormat)
-      throw StateError("learner state: format " + std::to_string(get<std::uint32_t>(p + 4)) + ", expected " +
-                       std::to_string(kStateFormat));
-    const std::uint64_t their_identity = get<std::uint64_t>(p + 8);
-    if (their_identity != identity)
-      throw StateError("learner state of another model: identity " + hex(their_identity) + ", expected " + hex(identity) +
-                       " (" + std::string(core::name_of(kModelNames, config.model)) + ", " +
-                       std::string(core::training::name(config.mode)) + ")");
-    StateContents s;
-    s.steps = get<std::uint64_t>(p + 16);
-    s.inner_steps = get<std::uint64_t>(p + 24);
-    const std::uint64_t their_n = get<std::uint64_t>(p + 32);
-    const std::uint32_t k = get<std::uint32_t>(p + 40);
-    if (their_n != n || k != vectors_in_state(config.mode))
-      throw StateError("learner state: " + std::to_string(k) + " vectors of " + std::to_string(their_n) +
-                       " values, expected " + std::to_string(vectors_in_state(config.mode)) + " of " + std::to_string(n));
-    const std::uint64_t expected = kStateHeader + std::uint64_t{k} * n * 4 + 4;
-    if (bytes.size() != expected)
-      throw StateError("learner state: " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(expected) +
-                       (bytes.size() < expected ? " (truncated)" : " (trailing bytes)"));
-    const std::uint32_t crc = static_cast<std::uint32_t>(crc32(0, p, static_cast<uInt>(expected - 4)));
-    if (crc != get<std::uint32_t>(p + expected - 4)) throw StateError("learner state: checksum mismatch (corrupt)");
-    for (std::uint32_t i = 0; i < k; ++i) {
-      std::vector<float> v(n);
-      std::memcpy(v.data(), p + kStateHeader + std::uint64_t{i} * n * 4, n * 4);
-      for (float f : v)
-        if (!std::isfinite(f)) throw StateError("learner state: vector " + std::to_string(i) + " holds non-finite values");
-      s.vectors.push_back(std::move(v));
-    }
-    return s;
+  LearnerState parse(std::span<const std::uint8_t> bytes) const {
+    const std::string model = std::string(core::name_of(kModelNames, config.model)) + ", " +
+                              std::string(core::training::name(config.mode));
+    return decode_learner_state(bytes, {identity, n, vectors_in_state(config.mode)}, model);
   }
 
-  void load(const StateContents& s) {
+  void load(const LearnerState& s) {
     at::NoGradGuard no_grad;
     if (config.mode == Mode::Dedloc) {
       params.copy_(from_vector(s.vectors[0]));
@@ -550,7 +473,7 @@ TorchLearner::~TorchLearner() {
 std::uint64_t TorchLearner::parameter_count() const { return impl_->n; }
 
 std::uint64_t TorchLearner::state_bytes() const {
-  return kStateHeader + std::uint64_t{vectors_in_state(impl_->config.mode)} * impl_->n * 4 + 4;
+  return learner_state_bytes({impl_->identity, impl_->n, vectors_in_state(impl_->config.mode)});
 }
 
 void TorchLearner::compute(std::uint64_t samples, std::function<void()> done) {
@@ -646,7 +569,7 @@ std::vector<std::uint8_t> TorchLearner::export_state() const {
 
 void TorchLearner::import_state(std::span<const std::uint8_t> bytes) {
   Impl& m = *impl_;
-  auto state = std::make_shared<StateContents>(m.parse(bytes));
+  auto state = std::make_shared<LearnerState>(m.parse(bytes));
   ++m.version;
   m.steps = state->steps;
   m.inner_steps = state->inner_steps;

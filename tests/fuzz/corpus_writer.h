@@ -33,4 +33,10 @@ class CorpusWriter {
   int written_ = 0;
 };
 
+// A seed for a target whose first byte picks the decoder: `selector`, then the message's bytes.
+inline std::vector<std::uint8_t> with_selector(std::uint8_t selector, std::vector<std::uint8_t> bytes) {
+  bytes.insert(bytes.begin(), selector);
+  return bytes;
+}
+
 }  // namespace swarmlab::fuzz

@@ -9,9 +9,13 @@
 // and at a peer that never answers, from the runtime and from that peer. The world then runs on
 // (batches compute, replies travel, timeouts fire). Nothing may throw; every pending request must
 // have been called back exactly once; and the runtime must still answer a genuine forward request
-// with x·W of the expert's current weights. Sanitizers catch the rest.
+// with x·W of the expert's current weights. (3) The same bytes, read as the expert grid's DHT
+// records (core/dmoe/expert_grid.h): a coordinate subkey, a runtime subkey and, after a first byte
+// that picks the grid's side, a leaf's coordinates. Each either decodes to nothing or to a value in
+// range that encodes back to the same bytes. Sanitizers catch the rest.
 //
 // Built with -DDMOE_FUZZ_MAKE_CORPUS it is instead a program that writes the seed corpus.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -92,6 +96,28 @@ void check_round_trip(const Message& m) {
   if (again.bytes != m.bytes || again.virtual_bytes != m.virtual_bytes) std::abort();
 }
 
+// The grid's DHT records are read from whatever the DHT returns (beam search, ExpertKeeper).
+void check_grid_records(std::span<const std::uint8_t> bytes) {
+  auto same = [&](const std::vector<std::uint8_t>& again, std::span<const std::uint8_t> in) {
+    return std::equal(again.begin(), again.end(), in.begin(), in.end());
+  };
+  if (const auto c = parse_coordinate_subkey(bytes)) {
+    if (*c >= kMaxGridSide || !same(coordinate_subkey(*c), bytes)) std::abort();
+  }
+  if (const auto r = decode_runtime(bytes)) {
+    if (!same(encode_runtime(*r), bytes)) std::abort();
+  }
+  if (bytes.empty()) return;
+  const std::uint32_t side = 1 + bytes[0] % 64;
+  const std::span<const std::uint8_t> rest = bytes.subspan(1);
+  if (const auto coords = decode_coordinates(rest, side)) {
+    if (coords->empty() || coords->size() > side || coords->back() >= side) std::abort();
+    for (std::size_t i = 1; i < coords->size(); ++i)
+      if ((*coords)[i] <= (*coords)[i - 1]) std::abort();
+    if (!same(encode_coordinates(*coords), rest)) std::abort();
+  }
+}
+
 bool finite(const Tensor& t) {
   for (const float v : t.values)
     if (!std::isfinite(v)) return false;
@@ -103,6 +129,7 @@ bool finite(const Tensor& t) {
 #ifndef DMOE_FUZZ_MAKE_CORPUS
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  check_grid_records(std::span<const std::uint8_t>(data, size));
   const auto fuzzed = swarmlab::fuzz::message_from_fuzz(std::span<const std::uint8_t>(data, size));
   if (!fuzzed) return 0;
   const Message& m = *fuzzed;
@@ -204,6 +231,14 @@ int main(int argc, char** argv) {
   write("error", m);
 
   corpus.write("garbage", {0, 7, 9, 1, 2, 3});
+  // The grid's DHT records, unframed: check_grid_records reads the input's raw bytes.
+  corpus.write("grid_coordinate_subkey", coordinate_subkey(300));
+  corpus.write("grid_runtime_subkey", encode_runtime(70000));
+  std::vector<std::uint8_t> leaf = {15};  // a grid of side 16
+  const std::vector<std::uint32_t> last = {1, 4, 9};
+  const std::vector<std::uint8_t> coordinates = encode_coordinates(last);
+  leaf.insert(leaf.end(), coordinates.begin(), coordinates.end());
+  corpus.write("grid_leaf_coordinates", leaf);
   return corpus.done();
 }
 

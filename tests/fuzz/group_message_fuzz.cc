@@ -1,7 +1,8 @@
 // libFuzzer target for the decoders of forming and running a group (tests/fuzz/run_fuzz.sh group):
 // matchmaking messages (core/matchmaking/messages.h), matchmaking declarations in the DHT
-// (core/matchmaking/declaration.h), the parts of a butterfly round (core/averaging/part_message.h)
-// and the capacity a member attaches to its join request (core/matchmaking/capacity_codec.h).
+// (core/matchmaking/declaration.h) and the peer subkeys they are stored under, the parts of a
+// butterfly round (core/averaging/part_message.h) and the capacity a member attaches to its join
+// request (core/matchmaking/capacity_codec.h).
 // The first byte picks the decoder. Any bytes either throw core::DecodeError or decode into a value
 // that encodes and decodes back to itself; a decoded part's payload is exactly the size its header
 // and codec say, inside the message. Nothing else escapes; sanitizers catch the rest.
@@ -69,14 +70,26 @@ void check_capacity(std::span<const std::uint8_t> bytes) {
   }
 }
 
+// A declaration's subkey (the declaring peer, read from whatever the DHT returns): exactly four
+// bytes that encode back to themselves.
+void check_peer_subkey(std::span<const std::uint8_t> bytes) {
+  try {
+    const PeerId peer = matchmaking::decode_peer_subkey(bytes);
+    const std::vector<std::uint8_t> again = matchmaking::peer_subkey(peer);
+    if (!std::equal(again.begin(), again.end(), bytes.begin(), bytes.end())) std::abort();
+  } catch (const DecodeError&) {
+  }
+}
+
 void dispatch(std::span<const std::uint8_t> in) {
   if (in.empty()) return;
   const std::span<const std::uint8_t> rest = in.subspan(1);
-  switch (in[0] % 4) {
+  switch (in[0] % 5) {
     case 0: return check_matchmaking(rest);
     case 1: return check_declaration(rest);
     case 2: return check_part(rest);
-    default: return check_capacity(rest);
+    case 3: return check_capacity(rest);
+    default: return check_peer_subkey(rest);
   }
 }
 
@@ -99,27 +112,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 int main(int argc, char** argv) {
   swarmlab::fuzz::CorpusWriter corpus(argc, argv);
   if (!corpus.ok()) return 2;
-  auto with = [](std::uint8_t selector, std::vector<std::uint8_t> bytes) {
-    bytes.insert(bytes.begin(), selector);
-    return bytes;
-  };
+  using swarmlab::fuzz::with_selector;
   matchmaking::MatchmakingMessage join;
   join.kind = matchmaking::MessageKind::JoinRequest;
   join.request_id = 7;
   join.group_key = "run_averaging.0101";
   join.gathered = {1, 2, 3};
-  corpus.write("join_request", with(0, matchmaking::encode(join)));
+  corpus.write("join_request", with_selector(0, matchmaking::encode(join)));
   matchmaking::MatchmakingMessage begin;
   begin.kind = matchmaking::MessageKind::Begin;
   begin.request_id = 7;
   begin.group_id = 99;
   begin.leader = 1;
   begin.members = {{1, false, {4}}, {2, true, {}}};
-  corpus.write("begin", with(0, matchmaking::encode(begin)));
+  corpus.write("begin", with_selector(0, matchmaking::encode(begin)));
   matchmaking::Declaration d;
   d.expiration = 12.5;
   d.looking = true;
-  corpus.write("declaration", with(1, matchmaking::encode_declaration(d)));
+  corpus.write("declaration", with_selector(1, matchmaking::encode_declaration(d)));
   averaging::PartHeader h;
   h.round_id = 5;
   h.part = 2;
@@ -130,18 +140,19 @@ int main(int argc, char** argv) {
   Message real = averaging::encode_part(h, values, false);
   std::vector<std::uint8_t> part = {0};
   part.insert(part.end(), real.bytes.begin(), real.bytes.end());
-  corpus.write("part", with(2, part));
+  corpus.write("part", with_selector(2, part));
   h.kind = averaging::PartKind::Averaged;
   Message virt = averaging::encode_part(h, {}, true);
   std::vector<std::uint8_t> averaged = {1, static_cast<std::uint8_t>(virt.virtual_bytes), 0, 0, 0};
   averaged.insert(averaged.end(), virt.bytes.begin(), virt.bytes.end());
-  corpus.write("averaged_virtual", with(2, averaged));
+  corpus.write("averaged_virtual", with_selector(2, averaged));
   planner::PeerCapacity capacity;
   capacity.compute_sps = 400;
   capacity.download_bps = 1e8;
   capacity.upload_bps = 5e7;
   capacity.client_mode = true;
-  corpus.write("capacity", with(3, matchmaking::encode_capacity(capacity)));
+  corpus.write("capacity", with_selector(3, matchmaking::encode_capacity(capacity)));
+  corpus.write("peer_subkey", with_selector(4, matchmaking::peer_subkey(70000)));
   return corpus.done();
 }
 

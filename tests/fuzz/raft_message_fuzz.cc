@@ -6,7 +6,8 @@
 // follower and from the client, and to a follower as if from the leader and from the client. The
 // world then runs on (heartbeats, timeouts, elections, snapshots). Whatever a hostile peer sends,
 // no node may crash, and every node must still answer a vote request afterwards. Sanitizers catch
-// the rest.
+// the rest. (3) The same bytes read as a key-value result (the reply a client decodes,
+// core/raft/kv_state_machine.h): DecodeError, or a result that survives a round trip.
 //
 // Built with -DRAFT_FUZZ_MAKE_CORPUS it is instead a program that writes the seed corpus.
 #include <algorithm>
@@ -65,6 +66,16 @@ void check_round_trip(std::span<const std::uint8_t> in) {
   if (!(again == m)) std::abort();
 }
 
+void check_kv_result(std::span<const std::uint8_t> in) {
+  core::raft::KvResult r;
+  try {
+    r = core::raft::decode_kv_result(in);
+  } catch (const core::DecodeError&) {
+    return;
+  }
+  if (!(core::raft::decode_kv_result(core::raft::encode_kv_result(r)) == r)) std::abort();
+}
+
 }  // namespace
 
 #ifndef RAFT_FUZZ_MAKE_CORPUS
@@ -72,6 +83,7 @@ void check_round_trip(std::span<const std::uint8_t> in) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> in(data, size);
   check_round_trip(in);
+  check_kv_result(in);
 
   World w;
   const PeerId l = w.leader, f = w.follower;
@@ -178,6 +190,8 @@ int main(int argc, char** argv) {
   write("client_reply", m);
 
   corpus.write("garbage", {0x06, 0x03, 0x00, 0xff});
+  const std::vector<std::uint8_t> got = core::raft::encode_kv_result({core::raft::KvStatus::Ok, "value"});
+  corpus.write("kv_result", got);
   return corpus.done();
 }
 

@@ -2,7 +2,7 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, allreduce, tracker, training, live, group, auth, relay, dmoe, scenario, trace or idx; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, allreduce, tracker, training, live, group, auth, relay, dmoe, learn, scenario, trace or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
 # Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc: idx, the dataset files' decoder) with its seeds in tests/fuzz/corpus/<t>/.
@@ -86,17 +86,23 @@ case "$target" in
     )
     ;;
   training)
+    # The simulated learner that takes a downloaded state lives on the core's test double.
     sources=(
       "$root"/core/wire.cc
+      "$root"/core/peer_limits.cc
       "$root"/core/progress/peer_progress.cc
       "$root"/core/training/state_messages.cc
+      "$root"/sim/binding/virtual_learner.cc
+      "$root"/tests/core/support/memory_world.cc
     )
+    extra_includes=(-I "$root/tests/core")
     ;;
   live)
     sources=(
       "$root"/core/wire.cc
       "$root"/exec/handshake.cc
       "$root"/exec/address_directory.cc
+      "$root"/exec/frame_reader.cc
       "$root"/exec/socket_address.cc
     )
     ;;
@@ -143,13 +149,17 @@ case "$target" in
     )
     extra_includes=(-I "$root/tests/core")
     ;;
+  learn)
+    sources=("$root"/learn/learner_state.cc "$root"/learn/expert_checkpoint.cc)
+    libs=(-lz)
+    ;;
   idx)
     sources=("$root"/learn/fashion_mnist.cc)
     fuzzer="$root/tests/fuzz/idx_fuzz.cc"
     libs=(-lz)
     ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft, allreduce, tracker, training, live, group, auth, relay, dmoe, scenario, trace, idx)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, allreduce, tracker, training, live, group, auth, relay, dmoe, learn, scenario, trace, idx)" >&2
     exit 2
     ;;
 esac

@@ -2,8 +2,12 @@
 // progress records (core/progress/peer_progress.h) and state-download messages
 // (core/training/state_messages.h). Any bytes either decode into a value that survives an
 // encode/decode round trip unchanged, or throw core::DecodeError. Nothing else escapes.
+// The same bytes are also a downloaded state handed to the simulator's learner
+// (sim/binding/virtual_learner.h, with values): it either refuses them with a StateError or
+// takes them, and then exports exactly those bytes.
 //
 // Built with -DTRAINING_FUZZ_MAKE_CORPUS it is instead a program that writes the seed corpus.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +17,8 @@
 #include "core/progress/peer_progress.h"
 #include "core/training/state_messages.h"
 #include "core/wire.h"
+#include "sim/binding/virtual_learner.h"
+#include "support/memory_world.h"
 #include "tests/fuzz/fuzz_message.h"
 
 namespace {
@@ -38,6 +44,22 @@ void check_state(std::span<const std::uint8_t> bytes) {
     if (again.bytes != m.bytes || again.virtual_bytes != m.virtual_bytes) std::abort();
   } catch (const core::DecodeError&) {
   }
+}
+
+// A state download's bytes as the simulated learner of a 4-parameter model takes them.
+void check_virtual_state(std::span<const std::uint8_t> bytes) {
+  static core::testing::MemoryWorld world(1);
+  sim::VirtualLearnerOptions options;
+  options.parameters = 4;
+  options.values.emplace();
+  sim::VirtualLearner learner(world.env(0), options);
+  try {
+    learner.import_state(bytes);
+  } catch (const core::training::StateError&) {
+    return;
+  }
+  const std::vector<std::uint8_t> again = learner.export_state();
+  if (!std::equal(again.begin(), again.end(), bytes.begin(), bytes.end())) std::abort();
 }
 
 }  // namespace
@@ -78,6 +100,18 @@ int main(int argc, char** argv) {
     bytes.insert(bytes.end(), m.bytes.begin(), m.bytes.end());
     write(bytes);
   }
+  // A virtual learner's state: 4 parameters after one averaged step.
+  static core::testing::MemoryWorld world(1);
+  sim::VirtualLearnerOptions options;
+  options.parameters = 4;
+  options.values.emplace();
+  options.values->fill = [](std::span<float> v) {
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.5f * static_cast<float>(i);
+  };
+  sim::VirtualLearner learner(world.env(0), options);
+  learner.begin_averaging(1);
+  learner.apply_averaged();
+  write(learner.export_state());
   return 0;
 }
 #else
@@ -85,6 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> bytes(data, size);
   check_progress(bytes);
   check_state(bytes);
+  check_virtual_state(bytes);
   return 0;
 }
 #endif
