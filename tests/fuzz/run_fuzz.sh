@@ -2,7 +2,7 @@
 # Builds a libFuzzer target with clang (libFuzzer + ASan + UBSan) and runs it for a fixed time over
 # its seed corpus. Not part of the CMake build (which uses g++); CTest and CI call this script.
 #
-#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, allreduce, tracker, training, live, group, auth, relay, dmoe, learn, scenario, trace or idx; seconds: 30
+#   tests/fuzz/run_fuzz.sh [target] [seconds]      target: dht (default), raft, allreduce, tracker, training, live, transport, group, auth, relay, dmoe, learn, scenario, trace or idx; seconds: 30
 #   tests/fuzz/run_fuzz.sh [seconds]               the DHT target, as before
 #
 # Target <t> is tests/fuzz/<t>_message_fuzz.cc (or <t>_fuzz.cc: idx, the dataset files' decoder) with its seeds in tests/fuzz/corpus/<t>/.
@@ -106,6 +106,18 @@ case "$target" in
       "$root"/exec/socket_address.cc
     )
     ;;
+  transport)
+    # Real loopback sockets: the transport's connection handling, on its event loop.
+    sources=(
+      "$root"/core/wire.cc
+      "$root"/exec/tcp_transport.cc
+      "$root"/exec/event_loop.cc
+      "$root"/exec/handshake.cc
+      "$root"/exec/address_directory.cc
+      "$root"/exec/frame_reader.cc
+      "$root"/exec/socket_address.cc
+    )
+    ;;
   group)
     sources=(
       "$root"/core/wire.cc
@@ -159,7 +171,7 @@ case "$target" in
     libs=(-lz)
     ;;
   *)
-    echo "unknown fuzz target '$target' (dht, raft, allreduce, tracker, training, live, group, auth, relay, dmoe, learn, scenario, trace, idx)" >&2
+    echo "unknown fuzz target '$target' (dht, raft, allreduce, tracker, training, live, transport, group, auth, relay, dmoe, learn, scenario, trace, idx)" >&2
     exit 2
     ;;
 esac
