@@ -18,6 +18,13 @@ inline std::array<std::uint8_t, core::kFrameHeaderBytes> frame_header(std::uint3
           static_cast<std::uint8_t>(length >> 16), static_cast<std::uint8_t>(length >> 24)};
 }
 
+// Appends one frame, header and body, to `stream`: the bytes a peer sends for one message.
+inline void append_frame(std::vector<std::uint8_t>& stream, std::span<const std::uint8_t> body) {
+  const auto header = frame_header(static_cast<std::uint32_t>(body.size()));
+  stream.insert(stream.end(), header.begin(), header.end());
+  stream.insert(stream.end(), body.begin(), body.end());
+}
+
 class FrameReader {
  public:
   enum class Status { NeedMore, FrameReady, TooLarge };

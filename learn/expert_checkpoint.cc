@@ -1,18 +1,16 @@
 #include "learn/expert_checkpoint.h"
 
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "core/dmoe/expert_backend.h"
+#include "core/wire.h"
 
 namespace swarmlab::learn {
 namespace {
-
-static_assert(std::endian::native == std::endian::little, "checkpoints are written as little-endian floats");
 
 constexpr std::uint32_t kCheckpointMagic = 0x58455753;  // "SWEX" little-endian
 constexpr std::uint32_t kCheckpointFormat = 1;
@@ -23,6 +21,11 @@ using core::dmoe::CheckpointError;
 // Values in w1, b1, w2 and b2.
 std::array<std::uint64_t, 4> tensor_values(std::uint32_t width, std::uint32_t hidden) {
   return {std::uint64_t{hidden} * width, hidden, std::uint64_t{width} * hidden, width};
+}
+
+// The bytes of `count` floats.
+std::span<const std::uint8_t> float_bytes(const float* values, std::uint64_t count) {
+  return {reinterpret_cast<const std::uint8_t*>(values), count * sizeof(float)};
 }
 
 }  // namespace
@@ -36,22 +39,19 @@ std::vector<std::uint8_t> encode_expert_checkpoint(std::uint32_t width, std::uin
   const std::uint64_t n = expert_checkpoint_values(width, hidden);
   if (checkpoint.params.size() != n || checkpoint.adam_m.size() != n || checkpoint.adam_v.size() != n)
     throw std::invalid_argument("expert checkpoint: vectors of another size than the expert's");
-  std::vector<std::uint8_t> out(kCheckpointHeader + 3 * n * 4);
-  std::uint8_t* to = out.data();
-  auto put = [&to](const void* p, std::size_t size) {
-    std::memcpy(to, p, size);
-    to += size;
-  };
-  put(&kCheckpointMagic, 4);
-  put(&kCheckpointFormat, 4);
-  put(&width, 4);
-  put(&hidden, 4);
-  put(&checkpoint.updates, 8);
-  put(checkpoint.params.data(), n * 4);
+  std::vector<std::uint8_t> out;
+  out.reserve(kCheckpointHeader + 3 * n * 4);
+  core::Writer w(out);
+  w.u32(kCheckpointMagic);
+  w.u32(kCheckpointFormat);
+  w.u32(width);
+  w.u32(hidden);
+  w.u64(checkpoint.updates);
+  w.raw(float_bytes(checkpoint.params.data(), n));
   std::uint64_t at = 0;
   for (const std::uint64_t values : tensor_values(width, hidden)) {
-    put(checkpoint.adam_m.data() + at, values * 4);
-    put(checkpoint.adam_v.data() + at, values * 4);
+    w.raw(float_bytes(checkpoint.adam_m.data() + at, values));
+    w.raw(float_bytes(checkpoint.adam_v.data() + at, values));
     at += values;
   }
   return out;
@@ -59,19 +59,19 @@ std::vector<std::uint8_t> encode_expert_checkpoint(std::uint32_t width, std::uin
 
 ExpertCheckpoint decode_expert_checkpoint(std::span<const std::uint8_t> bytes, std::uint32_t width,
                                           std::uint32_t hidden) {
-  auto u32 = [&bytes](std::size_t at) {
-    std::uint32_t v;
-    std::memcpy(&v, bytes.data() + at, 4);
-    return v;
-  };
-  if (bytes.size() < kCheckpointHeader || u32(0) != kCheckpointMagic)
+  if (bytes.size() < kCheckpointHeader)
     throw CheckpointError("expert checkpoint: not a swarmlab expert checkpoint (no \"SWEX\" header)");
-  if (u32(4) != kCheckpointFormat)
-    throw CheckpointError("expert checkpoint: format " + std::to_string(u32(4)) + ", expected " +
+  // Every read below is within the checked size.
+  core::Reader r(bytes);
+  if (r.u32() != kCheckpointMagic)
+    throw CheckpointError("expert checkpoint: not a swarmlab expert checkpoint (no \"SWEX\" header)");
+  if (const std::uint32_t format = r.u32(); format != kCheckpointFormat)
+    throw CheckpointError("expert checkpoint: format " + std::to_string(format) + ", expected " +
                           std::to_string(kCheckpointFormat));
-  if (u32(8) != width || u32(12) != hidden)
-    throw CheckpointError("expert checkpoint: an expert of width " + std::to_string(u32(8)) + " and hidden " +
-                          std::to_string(u32(12)) + ", expected " + std::to_string(width) + " and " +
+  const std::uint32_t their_width = r.u32(), their_hidden = r.u32();
+  if (their_width != width || their_hidden != hidden)
+    throw CheckpointError("expert checkpoint: an expert of width " + std::to_string(their_width) + " and hidden " +
+                          std::to_string(their_hidden) + ", expected " + std::to_string(width) + " and " +
                           std::to_string(hidden));
   const std::uint64_t n = expert_checkpoint_values(width, hidden);
   const std::uint64_t expected = kCheckpointHeader + 3 * n * 4;
@@ -79,11 +79,10 @@ ExpertCheckpoint decode_expert_checkpoint(std::span<const std::uint8_t> bytes, s
     throw CheckpointError("expert checkpoint: " + std::to_string(bytes.size()) + " bytes, expected " +
                           std::to_string(expected));
   ExpertCheckpoint c;
-  std::memcpy(&c.updates, bytes.data() + 16, 8);
-  const std::uint8_t* from = bytes.data() + kCheckpointHeader;
-  auto take = [&from](float* to, std::uint64_t values) {
-    std::memcpy(to, from, values * 4);
-    from += values * 4;
+  c.updates = r.u64();
+  auto take = [&r](float* to, std::uint64_t values) {
+    const std::span<const std::uint8_t> from = r.raw(values * 4);
+    std::memcpy(to, from.data(), from.size());
   };
   c.params.resize(n);
   c.adam_m.resize(n);

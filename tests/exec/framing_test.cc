@@ -34,11 +34,7 @@ std::vector<std::vector<std::uint8_t>> feed(FrameReader& r, const std::vector<st
 
 std::vector<std::uint8_t> framed(const std::vector<std::vector<std::uint8_t>>& messages) {
   std::vector<std::uint8_t> out;
-  for (const auto& m : messages) {
-    const auto h = frame_header(static_cast<std::uint32_t>(m.size()));
-    out.insert(out.end(), h.begin(), h.end());
-    out.insert(out.end(), m.begin(), m.end());
-  }
+  for (const auto& m : messages) append_frame(out, m);
   return out;
 }
 

@@ -64,9 +64,7 @@ void check_frames(std::span<const std::uint8_t> in) {
     if (status != exec::FrameReader::Status::FrameReady) continue;
     const std::vector<std::uint8_t> frame = reader.take();
     if (frame.size() > limit || framed + core::kFrameHeaderBytes + frame.size() != at) std::abort();
-    const auto header = exec::frame_header(static_cast<std::uint32_t>(frame.size()));
-    rebuilt.insert(rebuilt.end(), header.begin(), header.end());
-    rebuilt.insert(rebuilt.end(), frame.begin(), frame.end());
+    exec::append_frame(rebuilt, frame);
     framed = at;
   }
   if (!std::equal(rebuilt.begin(), rebuilt.end(), stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(framed)))
@@ -95,11 +93,8 @@ int main(int argc, char** argv) {
   write(exec::encode_directory(entries));
   // A stream of two frames and the start of a third, three bytes per receive, limit 64 bytes.
   std::vector<std::uint8_t> stream = {2, 4};
-  for (const std::vector<std::uint8_t>& frame : {std::vector<std::uint8_t>{1, 2, 3}, std::vector<std::uint8_t>{}}) {
-    const auto header = exec::frame_header(static_cast<std::uint32_t>(frame.size()));
-    stream.insert(stream.end(), header.begin(), header.end());
-    stream.insert(stream.end(), frame.begin(), frame.end());
-  }
+  exec::append_frame(stream, std::vector<std::uint8_t>{1, 2, 3});
+  exec::append_frame(stream, {});
   stream.insert(stream.end(), {9, 0, 0, 0, 7});
   write(stream);
   return 0;

@@ -29,6 +29,7 @@
 #include "exec/frame_reader.h"
 #include "exec/handshake.h"
 #include "exec/tcp_transport.h"
+#include "tests/exec/loopback_listener.h"
 
 namespace {
 
@@ -36,25 +37,13 @@ using namespace swarmlab;
 
 constexpr std::uint64_t kNetwork = 42;
 
-// A listening socket on 127.0.0.1 at a port the kernel picks.
-int listening_socket(std::uint16_t& port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const sockaddr_in sa = exec::SocketAddress::loopback(0).to_sockaddr();
-  if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 || listen(fd, 64) != 0) std::abort();
-  sockaddr_in bound{};
-  socklen_t len = sizeof bound;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-  port = ntohs(bound.sin_port);
-  return fd;
-}
-
 struct World {
   World() {
     std::uint16_t port = 0;
-    const int listen_fd = listening_socket(port);
+    const int listen_fd = exec::testing::listening_socket(port);
     address = exec::SocketAddress::loopback(port);
     std::uint16_t port1 = 0;
-    const int listen_fd1 = listening_socket(port1);
+    const int listen_fd1 = exec::testing::listening_socket(port1);
     for (core::PeerId self : {0u, 1u}) {
       exec::TcpTransport::Options o;
       o.self = self;
@@ -176,21 +165,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 int main(int argc, char** argv) {
   swarmlab::fuzz::CorpusWriter corpus(argc, argv);
   if (!corpus.ok()) return 2;
-  auto framed = [](const std::vector<std::uint8_t>& body) {
-    const auto header = exec::frame_header(static_cast<std::uint32_t>(body.size()));
-    std::vector<std::uint8_t> out(header.begin(), header.end());
-    out.insert(out.end(), body.begin(), body.end());
-    return out;
-  };
-  auto hello = [&](std::uint64_t network, core::PeerId from, core::PeerId to) {
-    return framed(exec::encode_handshake({exec::HandshakeKind::Hello, network, from, to}));
+  auto hello = [](std::uint64_t network, core::PeerId from, core::PeerId to) {
+    std::vector<std::uint8_t> stream;
+    exec::append_frame(stream, exec::encode_handshake({exec::HandshakeKind::Hello, network, from, to}));
+    return stream;
   };
   corpus.write("hello_peer1", hello(kNetwork, 1, 0));
   std::vector<std::uint8_t> with_frames = hello(kNetwork, 1, 0);
-  for (const std::vector<std::uint8_t>& body : {std::vector<std::uint8_t>{1, 2, 3}, std::vector<std::uint8_t>{}}) {
-    const std::vector<std::uint8_t> f = framed(body);
-    with_frames.insert(with_frames.end(), f.begin(), f.end());
-  }
+  exec::append_frame(with_frames, std::vector<std::uint8_t>{1, 2, 3});
+  exec::append_frame(with_frames, {});
   corpus.write("hello_peer1_then_frames", with_frames);
   corpus.write("hello_other_run", hello(kNetwork + 1, 1, 0));
   corpus.write("hello_other_peer", hello(kNetwork, 0, 1));
