@@ -15,6 +15,7 @@ struct DhtNode::Lookup {
   LookupStats stats;
   std::optional<Record> found;  // FIND_VALUE: the merge of every record returned so far
   std::size_t value_responses = 0;
+  bool local_value = false;  // this node holds the key (counted in value_responses)
   int value_hop = -1;  // hop of the first node that returned the value
   // A narrowed FIND_VALUE lookup (config.h): its requests in flight and when each was sent; those
   // older than slow_request_s no longer hold a slot. One timer at a time re-pumps the lookup when
@@ -237,7 +238,7 @@ void DhtNode::answer(PeerId from, const DhtMessage& request) {
 // Iterative lookups
 
 void DhtNode::start_lookup(const NodeId& target, bool find_value, std::size_t window, GetOptions options,
-                           std::optional<Record> local, LookupDone done) {
+                           std::optional<Record> local, LookupDone done, const std::vector<Contact>* seeds) {
   if (!target.fits(config_.id_bits)) throw std::invalid_argument("DhtNode: a key wider than DhtConfig::id_bits");
   const std::uint64_t id = next_lookup_id_++;
   auto lookup = std::make_unique<Lookup>(target, std::max<std::size_t>(window, 1), config_.parallelism);
@@ -248,10 +249,11 @@ void DhtNode::start_lookup(const NodeId& target, bool find_value, std::size_t wi
   if (local) {
     lookup->found = std::move(local);
     lookup->value_responses = 1;
+    lookup->local_value = true;
     lookup->value_hop = 0;
     if (config_.narrow_value_lookups) lookup->shortlist.narrow_window(config_.num_replicas);
   }
-  for (const Contact& c : table_.closest(target, config_.bucket_size)) lookup->shortlist.add(c, 1);
+  for (const Contact& c : seeds ? *seeds : table_.closest(target, config_.bucket_size)) lookup->shortlist.add(c, 1);
   table_.mark_looked_up(target, env_.now());
   ++stats_.lookups;
   lookups_.emplace(id, std::move(lookup));
@@ -263,7 +265,8 @@ void DhtNode::pump(std::uint64_t lookup_id) {
   auto it = lookups_.find(lookup_id);
   if (it == lookups_.end()) return;
   Lookup& l = *it->second;
-  if (l.find_value && l.value_responses >= std::max<std::size_t>(1, l.options.sufficient_responses)) {
+  if (l.find_value && l.value_responses >= std::max<std::size_t>(1, l.options.sufficient_responses) &&
+      closest_answered(l)) {
     finish_lookup(lookup_id);
     return;
   }
@@ -271,7 +274,10 @@ void DhtNode::pump(std::uint64_t lookup_id) {
   // Narrowed once some node (or this one) returned the value: the lookup is among the replicas.
   const bool narrow = l.find_value && config_.narrow_value_lookups && l.value_responses > 0;
   if (narrow) {
-    const std::size_t needed = std::max<std::size_t>(1, l.options.sufficient_responses) - l.value_responses;
+    // Replies holding the value still needed (one more at least: the closest nodes have not all
+    // answered, closest_answered).
+    const std::size_t wanted = std::max<std::size_t>(1, l.options.sufficient_responses);
+    const std::size_t needed = l.value_responses < wanted ? wanted - l.value_responses : 1;
     const auto slow =
         static_cast<std::size_t>(std::count_if(l.sent_at.begin(), l.sent_at.end(), [](const auto& s) { return s.slow; }));
     l.shortlist.set_alpha(std::min(config_.parallelism, needed + slow));
@@ -313,6 +319,23 @@ void DhtNode::pump(std::uint64_t lookup_id) {
       });
     }
   }
+}
+
+bool DhtNode::closest_answered(const Lookup& l) const {
+  std::size_t count = l.options.sufficient_responses;
+  if (count <= 1) return true;  // Kademlia's FIND_VALUE: the first node that has it
+  const NodeId& target = l.shortlist.target();
+  bool self_left = l.local_value;  // this node, where it is among the closest
+  for (const Shortlist::Candidate& c : l.shortlist.candidates()) {
+    if (c.state == Shortlist::State::Failed) continue;
+    if (self_left && closer(target, id_, c.id(target))) {
+      self_left = false;
+      if (--count == 0) return true;
+    }
+    if (c.state != Shortlist::State::Responded) return false;
+    if (--count == 0) return true;
+  }
+  return true;  // fewer nodes known than wanted: every one of them answered
 }
 
 void DhtNode::lookup_reply(std::uint64_t lookup_id, const NodeId& asked, DhtMessage* reply) {
@@ -532,8 +555,18 @@ void DhtNode::find_nodes(const NodeId& target, FindCallback done) {
 // Maintenance
 
 void DhtNode::refresh_bucket(int index) {
-  start_lookup(random_id_in_bucket(id_, index, env_.rng(), config_.id_bits), false, config_.refresh_lookup_size, {}, std::nullopt,
-               [](Lookup&) {});
+  const NodeId target = random_id_in_bucket(id_, index, env_.rng(), config_.id_bits);
+  start_lookup(target, false, config_.refresh_lookup_size, {}, std::nullopt, [this, index, target](Lookup&) {
+    // Still nobody in the bucket's range. The nodes asked were those nearest the target, on our
+    // side of the tree, and they can all lack that range too: nodes that joined at the same moment
+    // learned only of each other (docs/interpretations.md §30). Nodes farther out hold the range
+    // inside a wider bucket of their own: ask them.
+    if (!table_.bucket(index).entries.empty()) return;
+    std::vector<Contact> outside;
+    for (int i = index + 1; i < config_.id_bits; ++i)
+      for (const RoutingTable::Entry& e : table_.bucket(i).entries) outside.push_back(e.contact);
+    if (!outside.empty()) start_lookup(target, false, config_.refresh_lookup_size, {}, std::nullopt, [](Lookup&) {}, &outside);
+  });
 }
 
 void DhtNode::maintenance() {

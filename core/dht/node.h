@@ -49,7 +49,7 @@ struct StoreResult {
 struct GetOptions {
   // The lookup stops once this many nodes (this one included) returned the key, merging their
   // records. 1 is Kademlia's FIND_VALUE; more gathers more subkeys of a dictionary written by
-  // many peers.
+  // many peers, and then waits until that many of the closest nodes it knows have answered too.
   std::size_t sufficient_responses = 1;
 };
 
@@ -178,12 +178,18 @@ class DhtNode final : public Service {
   void on_reply(PeerId from, const DhtMessage& reply);
 
   // An iterative lookup that converges on the `window` closest nodes (k for node and value
-  // lookups; num_replicas for the lookup before a store, as hivemind does).
+  // lookups; num_replicas for the lookup before a store, as hivemind does). It starts from the
+  // routing table's nodes closest to `target`, or from `seeds` when given.
   void start_lookup(const NodeId& target, bool find_value, std::size_t window, GetOptions options,
-                    std::optional<Record> local, LookupDone done);
+                    std::optional<Record> local, LookupDone done, const std::vector<Contact>* seeds = nullptr);
   void pump(std::uint64_t lookup_id);
   void lookup_reply(std::uint64_t lookup_id, const NodeId& asked, DhtMessage* reply);
   void finish_lookup(std::uint64_t lookup_id);
+  // A lookup that merges several replicas (sufficient_responses > 1) stops once that many nodes
+  // returned the key and its that many closest known nodes (this one among them, when it holds the
+  // key and is that close) have all answered: a dictionary on farther nodes can be a stale part of
+  // the one the replicas hold (docs/interpretations.md §30).
+  bool closest_answered(const Lookup& l) const;
   // Sends the store to its replicas among `targets` (closest first, the rest spares).
   void store_to(const std::shared_ptr<StoreOp>& op, std::vector<Contact> targets);
   void store_next(const std::shared_ptr<StoreOp>& op);

@@ -90,6 +90,7 @@ CollaborativePeer::~CollaborativePeer() {
 }
 
 void CollaborativePeer::start(std::vector<PeerId> bootstrap) {
+  last_read_at_ = env_.now();
   report();
   coordinator_->join(std::move(bootstrap), [this, alive = alive_](bool) {
     if (!*alive) return;
@@ -160,7 +161,14 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
   // step nears (half the ETA, as hivemind does), within bounds.
   const Seconds lead = timeouts_.matchmaking_time();
   const Seconds wanted = !std::isfinite(g.eta_s) ? config_.max_fetch_period : g.eta_s > 2 * lead ? g.eta_s - lead : g.eta_s / 2;
-  const Seconds next = std::clamp(wanted, config_.min_fetch_period, config_.max_fetch_period);
+  Seconds next = std::clamp(wanted, config_.min_fetch_period, config_.max_fetch_period);
+  // A view that grew since the last read gives an ETA from part of the collaboration's rate, so too
+  // late: peers that start together publish their first records over the first moments, and one
+  // that read early would wait out that ETA while the others' searches began. Until the view stops
+  // growing, the next read comes no later than the last interval (docs/interpretations.md §30).
+  if (g.peers > seen_peers_) next = std::min(next, std::max(config_.min_fetch_period, env_.now() - last_read_at_));
+  seen_peers_ = g.peers;
+  last_read_at_ = env_.now();
   const bool behind = step_ + 1 < g.global_step;  // more than one step: DPU's staleness is allowed
   // One step behind and in no round: matchmaking left it out of the last round (a round in
   // progress, or a group waiting for its step, sets in_round_). Its record would read "still

@@ -222,6 +222,8 @@ class CollaborativePeer {
   std::uint64_t step_ = 0;
   std::uint64_t lineage_ = 0;
   std::uint64_t known_global_step_ = 0;
+  std::size_t seen_peers_ = 0;  // progress records in the last read
+  Seconds last_read_at_ = 0;    // when it was read (the start before the first)
   bool in_round_ = false;
   bool sent_ = false;              // this peer's vector is in the round in flight
   std::uint64_t round_id_ = 0;
