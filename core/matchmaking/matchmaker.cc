@@ -209,12 +209,20 @@ void Matchmaker::leader_check() {
   // Our own join request is still open: decide once it is answered, so that we never end up in
   // two groups (the leader we asked may accept us meanwhile).
   if (requesting()) return;
-  if (full || members >= config_.min_group_size) {
+  if (full || (members >= config_.min_group_size && worth_averaging())) {
     begin_group();
     return;
   }
+  if (members >= config_.min_group_size) note([] { return std::string("nothing to average in this group: declaring again"); });
   disband_followers(std::nullopt);
   declare();
+}
+
+bool Matchmaker::worth_averaging() const {
+  if (!config_.worth_averaging) return true;
+  std::vector<Attachment> gathered{gathered_};
+  for (const Follower& f : followers_) gathered.push_back(f.gathered);
+  return config_.worth_averaging(gathered);
 }
 
 void Matchmaker::begin_group() {

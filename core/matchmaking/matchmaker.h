@@ -53,6 +53,12 @@ struct MatchmakingConfig {
   Seconds max_extension = 3;
   bool client_mode = false;
   std::size_t fetch_responses = 2;   // DHT replicas whose declarations a read merges
+  // Whether a group whose members attached these (Matchmaker::set_gathered) has anything to
+  // average. A leader whose group has nothing disbands it at its expiration instead of beginning
+  // it, and declares again: reducers that finished a round first would otherwise begin a group of
+  // their own and miss the round of those with gradients (docs/interpretations.md §30). Unset:
+  // every group has.
+  std::function<bool(std::span<const Attachment>)> worth_averaging;
   // Diagnostics (optional): one line per decision - requests, answers, timeouts, begins - so that
   // a live run that stalls says who waited on whom.
   std::function<void(const std::string&)> log;
@@ -149,6 +155,7 @@ class Matchmaker final : public Service {
   void on_deadline();
   // Begins, disbands or waits, as a potential leader whose group is full or whose time is up.
   void leader_check();
+  bool worth_averaging() const;  // config_.worth_averaging of our group, true when unset
   void begin_group();
   void disband_followers(std::optional<PeerId> suggestion);
 

@@ -1,9 +1,32 @@
 #include "core/training/dht_coordinator.h"
 
+#include <algorithm>
+
+#include "core/matchmaking/capacity_codec.h"
+#include "core/wire.h"
+
 namespace swarmlab::core::training {
+
+namespace {
+
+// A group has something to average when a member computes: one of only reducers (CPU-only peers,
+// whose capacity says 0 samples/s) has no gradient. A member whose capacity cannot be read counts
+// as one that computes, so that no group is held back on a guess.
+bool some_member_computes(std::span<const matchmaking::Attachment> members) {
+  return std::ranges::any_of(members, [](const matchmaking::Attachment& a) {
+    try {
+      return matchmaking::decode_capacity(a.bytes()).compute_sps > 0;
+    } catch (const DecodeError&) {
+      return true;
+    }
+  });
+}
+
+}  // namespace
 
 DhtCoordinator::DhtCoordinator(Environment& env, DhtCoordinatorConfig config)
     : env_(env), config_(std::move(config)) {
+  if (!config_.matchmaking.worth_averaging) config_.matchmaking.worth_averaging = some_member_computes;
   dht_ = std::make_unique<dht::DhtNode>(env_, dht::NodeId::random(env_.rng(), config_.dht.id_bits), config_.dht);
   tracker_ = std::make_unique<progress::ProgressTracker>(env_, *dht_, config_.progress);
   matchmaker_ = std::make_unique<matchmaking::Matchmaker>(env_, *dht_, config_.matchmaking);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -212,6 +213,31 @@ TEST(Matchmaker, ClientModePeersJoinButNeverLead) {
   for (PeerId p = 0; p < 3; ++p) {
     ASSERT_EQ(clients.results[p].size(), 1u);
     EXPECT_FALSE(clients.results[p][0].group);
+  }
+}
+
+// docs/interpretations.md §30: reducers that finished a round first found a group of their own at
+// their expiration, with no gradient in it, and missed the round of those with gradients. A leader
+// whose group has nothing to average declares again instead of beginning it.
+TEST(Matchmaker, AGroupWithNothingToAverageWaitsForAMemberThatHasSomething) {
+  constexpr std::uint8_t kReducer = 0, kComputes = 1;
+  MatchSwarm s(4, [](PeerId) {
+    MatchmakingConfig c;
+    c.target_group_size = 4;
+    c.worth_averaging = [](std::span<const Attachment> members) {
+      return std::ranges::any_of(members, [](const Attachment& a) { return a.bytes()[0] == kComputes; });
+    };
+    return c;
+  });
+  for (PeerId p = 0; p < 4; ++p) s.mm[p]->set_gathered(Attachment{p == 3 ? kComputes : kReducer});
+  for (PeerId p = 0; p < 3; ++p) s.look(p, 60);
+  s.look_at(20, 3, 60);  // long after the reducers' first declarations expired (5 s)
+  s.run_for(40);
+  for (PeerId p = 0; p < 4; ++p) {
+    ASSERT_EQ(s.results[p].size(), 1u) << p;
+    ASSERT_TRUE(s.results[p][0].group) << p;
+    EXPECT_EQ(s.results[p][0].group->size(), 4u) << p;
+    EXPECT_GE(s.results[p][0].at, 20.0) << p;
   }
 }
 
