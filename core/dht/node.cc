@@ -15,8 +15,7 @@ struct DhtNode::Lookup {
   LookupStats stats;
   std::optional<Record> found;  // FIND_VALUE: the merge of every record returned so far
   std::size_t value_responses = 0;
-  bool local_value = false;  // this node holds the key (counted in value_responses)
-  int value_hop = -1;  // hop of the first node that returned the value
+  int value_hop = -1;  // hop of the first node that returned the value (0: this node holds it)
   // A narrowed FIND_VALUE lookup (config.h): its requests in flight and when each was sent; those
   // older than slow_request_s no longer hold a slot. One timer at a time re-pumps the lookup when
   // the next of them turns slow.
@@ -249,7 +248,6 @@ void DhtNode::start_lookup(const NodeId& target, bool find_value, std::size_t wi
   if (local) {
     lookup->found = std::move(local);
     lookup->value_responses = 1;
-    lookup->local_value = true;
     lookup->value_hop = 0;
     if (config_.narrow_value_lookups) lookup->shortlist.narrow_window(config_.num_replicas);
   }
@@ -325,7 +323,7 @@ bool DhtNode::closest_answered(const Lookup& l) const {
   std::size_t count = l.options.sufficient_responses;
   if (count <= 1) return true;  // Kademlia's FIND_VALUE: the first node that has it
   const NodeId& target = l.shortlist.target();
-  bool self_left = l.local_value;  // this node, where it is among the closest
+  bool self_left = l.value_hop == 0;  // this node holds the key: count it where it is that close
   for (const Shortlist::Candidate& c : l.shortlist.candidates()) {
     if (c.state == Shortlist::State::Failed) continue;
     if (self_left && closer(target, id_, c.id(target))) {

@@ -6,16 +6,19 @@
 
 namespace swarmlab::core::matchmaking {
 
+planner::PeerCapacity announced_capacity(std::span<const std::uint8_t> gathered) {
+  try {
+    return decode_capacity(gathered);
+  } catch (const DecodeError&) {
+    return {};
+  }
+}
+
 planner::PlannerInput group_capacities(const Group& group) {
   planner::PlannerInput input;
   input.peers.reserve(group.members.size());
   for (const GroupMember& m : group.members) {
-    planner::PeerCapacity c;
-    try {
-      c = decode_capacity(m.gathered);
-    } catch (const DecodeError&) {
-      c = {};
-    }
+    planner::PeerCapacity c = announced_capacity(m.gathered);
     c.client_mode = c.client_mode || m.client_mode;
     input.peers.push_back(c);
   }

@@ -20,6 +20,9 @@ namespace swarmlab::core::matchmaking {
 // The members' capacities, in group order. A member whose attachment does not decode is taken to
 // have no compute and no bandwidth (it neither sends nor reduces); client mode comes from the group.
 planner::PlannerInput group_capacities(const Group& group);
+// One member's announced capacity by the same rule: no compute and no bandwidth when it does not
+// decode.
+planner::PeerCapacity announced_capacity(std::span<const std::uint8_t> gathered);
 
 // make_round_plan over the group's members: round id = group id, member i of `roles` is
 // group.members[i].

@@ -2,23 +2,18 @@
 
 #include <algorithm>
 
-#include "core/matchmaking/capacity_codec.h"
-#include "core/wire.h"
+#include "core/matchmaking/group_plan.h"
 
 namespace swarmlab::core::training {
 
 namespace {
 
-// A group has something to average when a member computes: one of only reducers (CPU-only peers,
-// whose capacity says 0 samples/s) has no gradient. A member whose capacity cannot be read counts
-// as one that computes, so that no group is held back on a guess.
+// A group has something to average when a member sends a vector, that is computes
+// (averaging::RolesCache finds no sender otherwise): one of only reducers (CPU-only peers) has no
+// gradient. Capacities are read as the round will read them (group_capacities).
 bool some_member_computes(std::span<const matchmaking::Attachment> members) {
   return std::ranges::any_of(members, [](const matchmaking::Attachment& a) {
-    try {
-      return matchmaking::decode_capacity(a.bytes()).compute_sps > 0;
-    } catch (const DecodeError&) {
-      return true;
-    }
+    return matchmaking::announced_capacity(a.bytes()).compute_sps > 0;
   });
 }
 
