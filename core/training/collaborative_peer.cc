@@ -148,9 +148,17 @@ void CollaborativePeer::schedule_fetch(Seconds delay) {
 void CollaborativePeer::fetch() {
   if (fetch_in_flight_) return;
   fetch_in_flight_ = true;
-  coordinator_->fetch([this, alive = alive_](const progress::GlobalProgress& g) {
+  coordinator_->fetch([this, alive = alive_, begun = rounds_begun_](const progress::GlobalProgress& g) {
     if (!*alive) return;
     fetch_in_flight_ = false;
+    // A round began while this read was out: its answers predate the round, and replicas busy with
+    // the round's traffic may not have answered at all (an auxiliary reducer at 256 peers read
+    // nobody but itself and waited out the longest period). The read the round's end asked for,
+    // which found this one in flight, happens now; during the round there is none.
+    if (begun != rounds_begun_) {
+      if (!averaging()) fetch();
+      return;
+    }
     on_progress(g);
   });
 }
@@ -468,6 +476,7 @@ const averaging::RoleAssignment* CollaborativePeer::roles_for(
 void CollaborativePeer::begin_round(const WaitingRound& round) {
   env_.cancel(fetch_timer_);  // on_round_done reads the progress again
   fetch_timer_ = 0;
+  ++rounds_begun_;
   const matchmaking::Group& group = round.group;
   const planner::PlannerInput& input = *round.input;
   // Looked up again only if the cache started over meanwhile (roles are a pure function of the

@@ -247,6 +247,9 @@ class CollaborativePeer {
   std::vector<std::uint64_t> round_span_begin_;
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
   bool fetch_in_flight_ = false;
+  // Rounds begun so far: a progress read that was in flight when a round began reports the
+  // collaboration as it was before that round, and is read again instead (fetch).
+  std::uint64_t rounds_begun_ = 0;
   bool downloading_ = false;  // a state download is in flight
   // Providers whose updates did not come since the last sync that worked: the others are asked
   // for updates first, and the whole state is loaded once every provider has failed.

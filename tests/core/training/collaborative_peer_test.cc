@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -263,6 +264,96 @@ TEST(CollaborativePeer, APeerLeftOutOfARoundLoadsTheStepItMissed) {
   const LeftOutRun run = run_left_out(/*sync_state=*/true);
   EXPECT_GE(run.loaded_by_2, 1);
   EXPECT_TRUE(run.one_state);
+}
+
+// Every progress read of one peer takes `delay` to come back. One that is still out when a round of
+// this peer's begins comes back as a read that reached nobody (its own record only, no ETA): the
+// replicas were busy with the round's traffic, as an auxiliary reducer's were at 256 peers
+// (docs/interpretations.md §31).
+class ReadsStallDuringRounds final : public ForwardingCoordinator {
+ public:
+  ReadsStallDuringRounds(Environment& env, std::unique_ptr<Coordinator> inner, Seconds delay,
+                         const std::uint64_t& rounds_begun)
+      : ForwardingCoordinator(std::move(inner)), env_(env), delay_(delay), rounds_begun_(rounds_begun) {}
+  void fetch(ProgressCallback done) override {
+    inner_->fetch([this, done = std::move(done), asked_during = rounds_begun_](const progress::GlobalProgress& g) {
+      env_.schedule(delay_, [this, done, g, asked_during] {
+        blind_ = rounds_begun_ != asked_during;
+        if (!blind_) return done(g);
+        ++stalled_;
+        done(nobody(g.global_step));
+      });
+    });
+  }
+  // Until the next read, what the coordinator knows is what that read found.
+  progress::GlobalProgress estimate(Seconds now, std::span<const PeerId> group) const override {
+    const progress::GlobalProgress g = inner_->estimate(now, group);
+    return blind_ && group.empty() ? nobody(g.global_step) : g;
+  }
+  int stalled() const { return stalled_; }
+
+ private:
+  progress::GlobalProgress nobody(std::uint64_t step) const {
+    progress::GlobalProgress g;
+    g.global_step = step;
+    g.eta_s = std::numeric_limits<double>::infinity();
+    g.peers = 1;
+    g.now = env_.now();
+    return g;
+  }
+
+  Environment& env_;
+  Seconds delay_;
+  const std::uint64_t& rounds_begun_;
+  bool blind_ = false;
+  int stalled_ = 0;
+};
+
+// Peer 2's reads take 0.3 s, and one still out when its round begins reads nobody. The round's end
+// asks for a read at once, which found that one in flight: before, the peer took the stale answer,
+// saw no ETA, read again only after the longest period (10 s) and missed the next groups. Now an
+// answer to a read from before the round is dropped and the read made again.
+TEST(CollaborativePeer, AReadStillOutWhenItsRoundBeginsIsMadeAgainAfterTheRound) {
+  constexpr std::size_t kPeers = 3;
+  core::testing::MemoryWorld world(kPeers, core::testing::PeerSpec{0.01, 1e8, /*compute_sps=*/100});
+  std::uint64_t begun_by_2 = 0;
+  std::vector<std::vector<PeerId>> rounds_of_0;
+  ReadsStallDuringRounds* stalling = nullptr;
+  std::vector<std::unique_ptr<CollaborativePeer>> peers;
+  for (PeerId i = 0; i < kPeers; ++i) {
+    CollaborativePeerConfig c;
+    c.quota = 50;
+    c.trainer.micro_batch = 10;
+    c.strategy = averaging::Strategy::AllReduce;
+    c.capacity.compute_sps = 100;
+    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
+    DhtCoordinatorConfig dc = coordination("stalled-reads", c, 2, kPeers);
+    auto dht = std::make_unique<DhtCoordinator>(world.env(i), dc);
+    PeerParts parts;
+    if (i == 2) {
+      auto wrapped = std::make_unique<ReadsStallDuringRounds>(world.env(i), std::move(dht), 0.3, begun_by_2);
+      stalling = wrapped.get();
+      parts.coordinator = std::move(wrapped);
+    } else {
+      parts.coordinator = std::move(dht);
+    }
+    parts.learner = std::make_unique<core::testing::TimedLearner>(world.env(i), 1000);
+    CollaborativePeerEvents events;
+    if (i == 0) events.round_started = [&](const averaging::RoundPlan& plan, std::uint64_t) { rounds_of_0.push_back(plan.members); };
+    if (i == 2) events.round_started = [&](const averaging::RoundPlan&, std::uint64_t) { ++begun_by_2; };
+    peers.push_back(std::make_unique<CollaborativePeer>(world.env(i), c, std::move(parts), std::move(events)));
+  }
+  for (PeerId i = 0; i < kPeers; ++i) peers[i]->start(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0});
+  world.run_until(120);
+  EXPECT_GT(stalling->stalled(), 0);  // the case arose
+  ASSERT_GE(rounds_of_0.size(), 10u);
+  // Once all three are in (the first rounds may form before peer 2 has joined), nobody is left out.
+  const auto with_2 = [](const std::vector<PeerId>& m) { return std::find(m.begin(), m.end(), 2) != m.end(); };
+  const auto first = std::find_if(rounds_of_0.begin(), rounds_of_0.end(), with_2);
+  ASSERT_NE(first, rounds_of_0.end());
+  EXPECT_EQ(std::count_if(first, rounds_of_0.end(), with_2), rounds_of_0.end() - first)
+      << "peer 2 was left out of some rounds";
+  for (PeerId i = 0; i < kPeers; ++i) world.env(i).set_sink(nullptr);
 }
 
 // Peer 2, left out of a round, asks a provider for the step it missed; that provider never answers

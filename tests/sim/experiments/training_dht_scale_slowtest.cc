@@ -31,9 +31,10 @@ scenarios::Scenario swarm(int seed) {
 }
 
 // Seed 1 split the DHT without the bucket refresh from outside, seed 4 formed its first group of 3
-// without the reads that keep up with a growing view.
+// without the reads that keep up with a growing view, and in seed 8 reducers took progress reads
+// from before their round and missed the next groups (docs/interpretations.md §31).
 TEST(CollaborativeTrainingAtScale, TwoHundredFiftySixPeersStartingTogetherStepLikeTheOracle) {
-  for (int seed : {1, 4}) {
+  for (int seed : {1, 4, 8}) {
     const scenarios::Scenario sc = swarm(seed);
     TrainingRunConfig dht_cfg, oracle_cfg;
     dht_cfg.coordination = scenarios::Coordination::Dht;
