@@ -209,7 +209,12 @@ void Matchmaker::leader_check() {
   // Our own join request is still open: decide once it is answered, so that we never end up in
   // two groups (the leader we asked may accept us meanwhile).
   if (requesting()) return;
-  if (full || (members >= config_.min_group_size && worth_averaging())) {
+  // At most half of the members this peer expects: such a group would take the step for a
+  // minority, and every peer outside it would then be a step behind and load its state (at 256
+  // peers, a group of 5 stepped ahead of one of 241, which all downloaded from those 5;
+  // docs/interpretations.md §32). It declares again, and its followers look for the larger group.
+  const bool majority = expected_ == 0 || 2 * members > expected_;
+  if (full || (members >= config_.min_group_size && majority && worth_averaging())) {
     begin_group();
     return;
   }
@@ -502,10 +507,19 @@ void Matchmaker::handle(PeerId from, const Message& message) {
 }
 
 void Matchmaker::on_link_failure(PeerId peer) {
-  std::erase_if(followers_, [peer](const Follower& f) { return f.peer == peer; });
+  const bool follower = std::erase_if(followers_, [peer](const Follower& f) { return f.peer == peer; }) > 0;
   if (leader_ && *leader_ == peer) {
     ++stats_.leader_failures;
     lost_leader(false);
+  }
+  // Every member of a round exchanged messages with every other, so all of them hear of a crash.
+  // A member who crashed will not join: a leader that waited for it held its group open to its
+  // expiration and the extension, 8 s after each departure at 256 peers (docs/interpretations.md
+  // §32).
+  if (follower || last_members_.count(peer)) {
+    lost_.insert(peer);
+    if (config_.member_gone) config_.member_gone(peer);
+    leader_check();
   }
 }
 

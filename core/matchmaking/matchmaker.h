@@ -59,6 +59,11 @@ struct MatchmakingConfig {
   // their own and miss the round of those with gradients (docs/interpretations.md §30). Unset:
   // every group has.
   std::function<bool(std::span<const Attachment>)> worth_averaging;
+  // Told of a member of this peer's last group, or a follower of its own, whose connection broke
+  // (on_link_failure: that process is gone). The matchmaker counts it as lost (peer_lost); the
+  // caller stops expecting it (set_expected_group_size), so that a leader does not hold its group
+  // open for a peer that crashed (docs/interpretations.md §32). Optional.
+  std::function<void(PeerId)> member_gone;
   // Diagnostics (optional): one line per decision - requests, answers, timeouts, begins - so that
   // a live run that stalls says who waited on whom.
   std::function<void(const std::string&)> log;
@@ -103,10 +108,11 @@ class Matchmaker final : public Service {
   // its expiration for a while (max_extension). 0: unknown.
   //
   // When a leader begins: with target_group_size members, or at its expiration (when the caller's
-  // step is due, so the group forms with the batch), or, if the step was already due when it
-  // declared (averaging back to back), as soon as it has as many members as its last group, or,
-  // after a member was lost (peer_lost), once the step is due, as soon as it has every member it
-  // expects.
+  // step is due, so the group forms with the batch) if it holds more than half of the members it
+  // expects (else it declares again), or, if the step was already due when it declared (averaging
+  // back to back), as soon as it has as many members as its last group, or, after a member was
+  // lost (peer_lost, or a crash: member_gone), once the step is due, as soon as it has every member
+  // it expects.
   void set_expected_group_size(std::size_t n) { expected_ = n; }
   // An averaging round dropped `peer` (it died or left): until a group is full again or has it
   // back, a leader whose step is due begins as soon as it has every member it expects. A member of

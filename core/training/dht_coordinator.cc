@@ -22,6 +22,12 @@ bool some_member_computes(std::span<const matchmaking::Attachment> members) {
 DhtCoordinator::DhtCoordinator(Environment& env, DhtCoordinatorConfig config)
     : env_(env), config_(std::move(config)) {
   if (!config_.matchmaking.worth_averaging) config_.matchmaking.worth_averaging = some_member_computes;
+  // A member that crashed leaves the expectation at once, not when its record expires.
+  config_.matchmaking.member_gone = [this, also = std::move(config_.matchmaking.member_gone)](PeerId peer) {
+    tracker_->leave_out(peer);
+    matchmaker_->set_expected_group_size(expected_members(read_step_));
+    if (also) also(peer);
+  };
   dht_ = std::make_unique<dht::DhtNode>(env_, dht::NodeId::random(env_.rng(), config_.dht.id_bits), config_.dht);
   tracker_ = std::make_unique<progress::ProgressTracker>(env_, *dht_, config_.progress);
   matchmaker_ = std::make_unique<matchmaking::Matchmaker>(env_, *dht_, config_.matchmaking);
@@ -59,13 +65,18 @@ void DhtCoordinator::member_lost(PeerId peer) {
 
 void DhtCoordinator::fetch(ProgressCallback done) {
   tracker_->fetch([this, done = std::move(done)](const progress::GlobalProgress& g) {
-    // Who will average this step: every live record at the global step, or one behind (finishing
-    // the last round); peers further behind are loading state.
-    std::size_t expected = 1;  // this peer
-    for (const auto& r : tracker_->others()) expected += r.step + 1 >= g.global_step;
-    matchmaker_->set_expected_group_size(expected);
+    read_step_ = g.global_step;
+    matchmaker_->set_expected_group_size(expected_members(read_step_));
     done(g);
   });
+}
+
+// Who will average this step: every live record at the global step, or one behind (finishing the
+// last round); peers further behind are loading state.
+std::size_t DhtCoordinator::expected_members(std::uint64_t global_step) const {
+  std::size_t expected = 1;  // this peer
+  for (const auto& r : tracker_->others()) expected += r.step + 1 >= global_step;
+  return expected;
 }
 
 progress::GlobalProgress DhtCoordinator::estimate(Seconds now, std::span<const PeerId> group) const {

@@ -49,6 +49,9 @@ class DhtCoordinator final : public Coordinator {
   const progress::ProgressTracker& tracker() const { return *tracker_; }
 
  private:
+  // This peer and every other whose live record is at `global_step` or one behind.
+  std::size_t expected_members(std::uint64_t global_step) const;
+
   Environment& env_;
   DhtCoordinatorConfig config_;
   std::unique_ptr<dht::DhtNode> dht_;
@@ -56,6 +59,9 @@ class DhtCoordinator final : public Coordinator {
   std::unique_ptr<matchmaking::Matchmaker> matchmaker_;
   std::optional<progress::LocalProgress> published_;
   Seconds last_publish_ = 0;
+  // The global step of the last progress read. A member that crashed leaves the expectation of
+  // that read: the records are the read's, and this peer's own step may have moved past them.
+  std::uint64_t read_step_ = 0;
   mutable std::vector<StateHolder> peers_at_;  // what peers_at() shows
 };
 

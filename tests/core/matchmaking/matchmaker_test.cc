@@ -241,6 +241,62 @@ TEST(Matchmaker, AGroupWithNothingToAverageWaitsForAMemberThatHasSomething) {
   }
 }
 
+// docs/interpretations.md §32: a follower that crashes (its connection breaks) is told to the
+// caller (member_gone), which stops expecting it, as the DHT coordinator does; the leader then
+// begins as soon as the others are in. Before, it held its group open for the dead peer until its
+// expiration and the extension (t0 + 8 s).
+TEST(Matchmaker, ALeaderStopsWaitingForAFollowerThatCrashed) {
+  std::vector<PeerId> gone;
+  MatchSwarm* swarm = nullptr;
+  MatchSwarm s(4, [&](PeerId p) {
+    MatchmakingConfig c;
+    c.target_group_size = 8;  // never full
+    c.member_gone = [&, p](PeerId peer) {
+      gone.push_back(peer);
+      swarm->mm[p]->set_expected_group_size(3);
+    };
+    return c;
+  });
+  swarm = &s;
+  for (PeerId p = 0; p < 4; ++p) s.mm[p]->set_expected_group_size(4);
+  const Seconds t0 = s.now();
+  const PeerId order[] = {3, 0, 1, 2};  // 3 declares first: it leads
+  for (int k = 0; k < 4; ++k) s.look_at(t0 + 0.05 * k, order[k]);
+  s.run_for(2.0);
+  ASSERT_EQ(s.mm[2]->stats().replies_received.count(JoinStatus::Accepted), 1u);
+  s.world->set_down(2, core::testing::MemoryWorld::Departure::Crash);
+  s.run_for(10);
+  EXPECT_EQ(gone, std::vector<PeerId>{2});  // only the leader exchanged messages with it
+  for (PeerId p : {0, 1, 3}) {
+    ASSERT_EQ(s.results[p].size(), 1u) << p;
+    ASSERT_TRUE(s.results[p][0].group) << p;
+    EXPECT_EQ(s.results[p][0].group->size(), 3u) << p;
+    EXPECT_LT(s.results[p][0].at - t0, 3.0) << p;  // at the crash (2 s), not at 8 s
+  }
+}
+
+// docs/interpretations.md §32: a leader whose group holds at most half of the members it expects
+// does not begin at its expiration; it declares again. Two of six expected peers look at once, the
+// other four 20 s later: one group of six, where before the two began a group of their own at 8 s
+// and would have taken the step for a minority.
+TEST(Matchmaker, ALeaderWithAMinorityOfTheExpectedMembersWaitsForTheRest) {
+  MatchSwarm s(6, [](PeerId) {
+    MatchmakingConfig c;
+    c.target_group_size = 8;
+    return c;
+  });
+  for (PeerId p = 0; p < 6; ++p) s.mm[p]->set_expected_group_size(6);
+  for (PeerId p = 0; p < 2; ++p) s.look(p, 60);
+  for (PeerId p = 2; p < 6; ++p) s.look_at(20, p, 60);
+  s.run_for(40);
+  for (PeerId p = 0; p < 6; ++p) {
+    ASSERT_EQ(s.results[p].size(), 1u) << p;
+    ASSERT_TRUE(s.results[p][0].group) << p;
+    EXPECT_EQ(s.results[p][0].group->size(), 6u) << p;
+    EXPECT_GE(s.results[p][0].at, 20.0) << p;
+  }
+}
+
 TEST(Matchmaker, GivesUpAfterTheTimeoutWhenAlone) {
   MatchSwarm s(3, [](PeerId p) {
     MatchmakingConfig c;
