@@ -517,7 +517,7 @@ void Matchmaker::on_link_failure(PeerId peer) {
   // expiration and the extension, 8 s after each departure at 256 peers (docs/interpretations.md
   // §32).
   if (follower || last_members_.count(peer)) {
-    lost_.insert(peer);
+    peer_lost(peer);
     if (config_.member_gone) config_.member_gone(peer);
     leader_check();
   }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -216,6 +217,17 @@ TEST(Matchmaker, ClientModePeersJoinButNeverLead) {
   }
 }
 
+// Every peer of `peers` got exactly one group, of `size` members, no earlier than `not_before`.
+void expect_one_group_each(const MatchSwarm& s, std::initializer_list<PeerId> peers, std::size_t size,
+                           Seconds not_before) {
+  for (PeerId p : peers) {
+    ASSERT_EQ(s.results[p].size(), 1u) << p;
+    ASSERT_TRUE(s.results[p][0].group) << p;
+    EXPECT_EQ(s.results[p][0].group->size(), size) << p;
+    EXPECT_GE(s.results[p][0].at, not_before) << p;
+  }
+}
+
 // docs/interpretations.md §30: reducers that finished a round first found a group of their own at
 // their expiration, with no gradient in it, and missed the round of those with gradients. A leader
 // whose group has nothing to average declares again instead of beginning it.
@@ -233,12 +245,7 @@ TEST(Matchmaker, AGroupWithNothingToAverageWaitsForAMemberThatHasSomething) {
   for (PeerId p = 0; p < 3; ++p) s.look(p, 60);
   s.look_at(20, 3, 60);  // long after the reducers' first declarations expired (5 s)
   s.run_for(40);
-  for (PeerId p = 0; p < 4; ++p) {
-    ASSERT_EQ(s.results[p].size(), 1u) << p;
-    ASSERT_TRUE(s.results[p][0].group) << p;
-    EXPECT_EQ(s.results[p][0].group->size(), 4u) << p;
-    EXPECT_GE(s.results[p][0].at, 20.0) << p;
-  }
+  expect_one_group_each(s, {0, 1, 2, 3}, 4, 20.0);
 }
 
 // docs/interpretations.md §32: a follower that crashes (its connection breaks) is told to the
@@ -289,12 +296,7 @@ TEST(Matchmaker, ALeaderWithAMinorityOfTheExpectedMembersWaitsForTheRest) {
   for (PeerId p = 0; p < 2; ++p) s.look(p, 60);
   for (PeerId p = 2; p < 6; ++p) s.look_at(20, p, 60);
   s.run_for(40);
-  for (PeerId p = 0; p < 6; ++p) {
-    ASSERT_EQ(s.results[p].size(), 1u) << p;
-    ASSERT_TRUE(s.results[p][0].group) << p;
-    EXPECT_EQ(s.results[p][0].group->size(), 6u) << p;
-    EXPECT_GE(s.results[p][0].at, 20.0) << p;
-  }
+  expect_one_group_each(s, {0, 1, 2, 3, 4, 5}, 6, 20.0);
 }
 
 TEST(Matchmaker, GivesUpAfterTheTimeoutWhenAlone) {

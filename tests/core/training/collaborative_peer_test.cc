@@ -31,6 +31,16 @@ DhtCoordinatorConfig coordination(const std::string& run, const CollaborativePee
   return dc;
 }
 
+// An all-reduce peer on 100 Mb/s links that announces `compute_sps` and computes `micro_batch`
+// samples at a time; the rest of `c` is the caller's.
+CollaborativePeerConfig all_reduce_peer(double compute_sps, std::uint64_t micro_batch, CollaborativePeerConfig c = {}) {
+  c.trainer.micro_batch = micro_batch;
+  c.strategy = averaging::Strategy::AllReduce;
+  c.capacity.compute_sps = compute_sps;
+  c.capacity.upload_bps = c.capacity.download_bps = 1e8;
+  return c;
+}
+
 // Under a quota (DiLoCo's H inner steps) a worker starts its part of the round only once its own
 // quota is in. Here every worker computes at half the speed it announces, so the collaboration's
 // estimate, which extrapolates announced speeds, says each quota is in long before it is (what a
@@ -42,13 +52,9 @@ TEST(CollaborativePeer, AWorkerSlowerThanItAnnouncesStillContributesItsWholeQuot
   std::vector<std::uint64_t> contributions;
   std::vector<std::unique_ptr<CollaborativePeer>> peers;
   for (PeerId i = 0; i < kPeers; ++i) {
-    CollaborativePeerConfig c;
+    CollaborativePeerConfig c = all_reduce_peer(/*compute_sps=*/10, 10);  // announced: twice what the machine does
     c.mode = Mode::Diloco;
     c.quota = kQuota;
-    c.trainer.micro_batch = 10;
-    c.strategy = averaging::Strategy::AllReduce;
-    c.capacity.compute_sps = 10;  // announced: twice what the machine does
-    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
     c.matchmaking_lead = 2;
     const DhtCoordinatorConfig dc = coordination("slow-workers", c, kPeers, kPeers);
     PeerParts parts;
@@ -113,12 +119,8 @@ TEST(CollaborativePeer, AGroupIdItAveragedUnderBeforeIsDeclinedNotACrash) {
   core::testing::MemoryWorld world(kPeers, core::testing::PeerSpec{0.01, 1e8, /*compute_sps=*/20});
   std::vector<std::unique_ptr<CollaborativePeer>> peers;
   for (PeerId i = 0; i < kPeers; ++i) {
-    CollaborativePeerConfig c;
+    CollaborativePeerConfig c = all_reduce_peer(20, 10);
     c.target_batch = 40;
-    c.trainer.micro_batch = 10;
-    c.strategy = averaging::Strategy::AllReduce;
-    c.capacity.compute_sps = 20;
-    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
     const DhtCoordinatorConfig dc = coordination("folded", c, 2, kPeers);
     PeerParts parts;
     parts.coordinator = std::make_unique<FoldedGroupIds>(std::make_unique<DhtCoordinator>(world.env(i), dc));
@@ -166,10 +168,7 @@ std::vector<std::unique_ptr<CollaborativePeer>> swarm_with_a_late_peer(
     core::testing::MemoryWorld& world, const std::string& run, CollaborativePeerConfig c,
     const std::function<std::unique_ptr<Learner>(PeerId)>& learner,
     const std::function<CollaborativePeerEvents(PeerId)>& events) {
-  c.trainer.micro_batch = 1;
-  c.strategy = averaging::Strategy::AllReduce;
-  c.capacity.compute_sps = 100;
-  c.capacity.upload_bps = c.capacity.download_bps = 1e8;
+  c = all_reduce_peer(100, 1, c);
   std::vector<std::unique_ptr<CollaborativePeer>> peers;
   for (PeerId i = 0; i < world.size(); ++i) {
     DhtCoordinatorConfig dc = coordination(run, c, 2, world.size());
@@ -321,12 +320,8 @@ TEST(CollaborativePeer, AReadStillOutWhenItsRoundBeginsIsMadeAgainAfterTheRound)
   ReadsStallDuringRounds* stalling = nullptr;
   std::vector<std::unique_ptr<CollaborativePeer>> peers;
   for (PeerId i = 0; i < kPeers; ++i) {
-    CollaborativePeerConfig c;
+    CollaborativePeerConfig c = all_reduce_peer(100, 10);
     c.quota = 50;
-    c.trainer.micro_batch = 10;
-    c.strategy = averaging::Strategy::AllReduce;
-    c.capacity.compute_sps = 100;
-    c.capacity.upload_bps = c.capacity.download_bps = 1e8;
     DhtCoordinatorConfig dc = coordination("stalled-reads", c, 2, kPeers);
     auto dht = std::make_unique<DhtCoordinator>(world.env(i), dc);
     PeerParts parts;
