@@ -127,6 +127,19 @@ TEST(LiveSwarm, WithAuthenticationEveryMessageIsCheckedAndTokensAreRefreshedDuri
   }
 }
 
+// Whether `peer` reported a round after `round` with `members` members, nobody dropped and its
+// values exact.
+bool averaged_whole_after(const std::string& out_dir, std::size_t peer, std::uint64_t round, std::size_t members) {
+  std::ifstream in(out_dir + "/peer-" + std::to_string(peer) + ".jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("round") && j.value("round", std::uint64_t{0}) > round && j.value("participants", std::size_t{0}) == members &&
+        j.value("clean", false) && j.value("completed", false) && j.value("values_ok", false))
+      return true;
+  }
+  return false;
+}
+
 TEST(LiveSwarm, KilledPeerIsDroppedAndRejoinsTheNextRound) {
   TempDir dir;
   // The survivors do not wait for it (docs/interpretations.md §24): it takes a few rounds to be
@@ -141,13 +154,21 @@ TEST(LiveSwarm, KilledPeerIsDroppedAndRejoinsTheNextRound) {
   EXPECT_TRUE(r.rounds[1].dropped_any);
   EXPECT_LT(r.rounds[1].min_fraction_averaged, 1.0);
   // Back with the same identity: it rejoins the DHT and matchmaking (a round may start before it
-  // has), and by the last round everything averages exactly again, with all four GPU peers.
+  // has), and by the last round everything averages exactly again, with all four GPU peers. The
+  // launcher's rows are steps: a member whose last progress read was a step old counts the same
+  // group as the step before (as hivemind's peers may), so one group's reports can fall in two rows
+  // (in CI once 2 of the last group's 4). Hence the restarted peer's own record of a whole round.
   const LaunchRound& last = r.rounds.back();
-  EXPECT_EQ(last.reported, 4u);
   EXPECT_EQ(last.participants, 4u);
   EXPECT_FALSE(last.dropped_any);
   EXPECT_LE(last.max_abs_error, 1e-5);
   EXPECT_TRUE(r.ok);
+  EXPECT_TRUE(averaged_whole_after(r.out_dir, 2, 1, 4)) << "the restarted peer never averaged again with all four";
+  if (HasFailure()) {
+    for (const auto& round : r.rounds)
+      std::printf("round %llu: %zu reported of %zu\n", static_cast<unsigned long long>(round.round), round.reported, round.participants);
+    std::printf("%s", testing::peer_logs(r).c_str());
+  }
   // The simulator's Departure::Crash of the same peer at the same moment: dropped, a span lost,
   // the round not held up by a timeout (its connections close at once).
   const sim::AveragingRunResult predicted = simulate_departure(o.scenario_path, o, sim::SimWorld::Departure::Crash);
@@ -185,8 +206,9 @@ TEST(LiveSwarm, APeerKilledForGoodIsLeftOutOfLaterRoundsWithoutDelay) {
     for (std::size_t k = 2; k < r.rounds.size(); ++k) {
       const LaunchRound& round = r.rounds[k];
       SCOPED_TRACE("round " + std::to_string(k));
+      // (Not reported == 3: the rows are steps, and a member a step behind puts its report of a
+      // group in the row before; see the test above.)
       EXPECT_EQ(round.participants, 3u);
-      EXPECT_EQ(round.reported, 3u);
       EXPECT_FALSE(round.dropped_any);
       EXPECT_LE(round.max_abs_error, 1e-5);
       if (k > 2) {
@@ -221,9 +243,10 @@ TEST(LiveSwarm, SilentlyStoppedPeerIsDroppedByTimeoutsLikeTheSimulatorsSilentDep
   const double healthy = r.rounds[0].duration_s;
   EXPECT_GT(stopped.duration_s, healthy + 0.5) << "healthy " << healthy;
   const LaunchRound& last = r.rounds.back();
-  EXPECT_EQ(last.reported, 4u);
+  EXPECT_EQ(last.participants, 4u);
   EXPECT_FALSE(last.dropped_any);
   EXPECT_TRUE(r.ok);
+  EXPECT_TRUE(averaged_whole_after(r.out_dir, 2, 1, 4)) << "the restarted peer never averaged again with all four";
 
   // The simulator's silent departure of the same peer at the same moment.
   const sim::AveragingRunResult predicted = simulate_departure(o.scenario_path, o, sim::SimWorld::Departure::Silent);
