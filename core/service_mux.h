@@ -4,6 +4,8 @@
 // or empty ones, are counted and dropped. Given a clock, it also remembers when anything last
 // arrived from each peer: a peer that keeps talking is alive, however late its answers are. Given
 // the peer's limits, it drops everything from a banned peer.
+// With a clock it also remembers when each peer's connection last broke: a round that starts after
+// a member's connection broke learns of it from here (the round was not there to hear it).
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -49,6 +51,7 @@ class ServiceMux final : public Service {
     s->handle(from, message);
   }
   void on_link_failure(PeerId peer) override {
+    if (clock_) last_broken_[peer] = clock_();
     for (Service* s : services_) s->on_link_failure(peer);
   }
 
@@ -59,6 +62,11 @@ class ServiceMux final : public Service {
     const auto it = last_heard_.find(peer);
     return it == last_heard_.end() ? -std::numeric_limits<double>::infinity() : it->second;
   }
+  // When the connection to `peer` last broke; -infinity if never (or without a clock).
+  Seconds last_broken(PeerId peer) const {
+    const auto it = last_broken_.find(peer);
+    return it == last_broken_.end() ? -std::numeric_limits<double>::infinity() : it->second;
+  }
 
  private:
   std::array<Service*, 256> routes_{};
@@ -67,6 +75,7 @@ class ServiceMux final : public Service {
   const PeerLimits* limits_ = nullptr;
   std::function<Seconds()> clock_;
   std::unordered_map<PeerId, Seconds> last_heard_;
+  std::unordered_map<PeerId, Seconds> last_broken_;
 };
 
 }  // namespace swarmlab::core

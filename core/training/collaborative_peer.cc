@@ -521,10 +521,18 @@ void CollaborativePeer::begin_round(const WaitingRound& round) {
   }
   const averaging::Timeouts timeouts =
       timeouts_.for_round(config_.roles_cache->predicted_seconds(roles, input, plan.length(), config_.codec));
+  std::vector<PeerId> broken;  // members whose connection broke while the group waited for its step
+  for (const PeerId peer : plan.members)
+    if (peer != env_.self() && mux_->last_broken(peer) >= group_formed_) broken.push_back(peer);
   averager_->start_round(std::move(plan), values, timeouts, [this, alive = alive_](const averaging::RoundOutcome& o) {
     if (!*alive) return;
     on_round_done(o);
   });
+  // The round was not there to hear of them, and would wait a sender timeout for their parts (at
+  // 256 peers with crashes, 23 s that held every sender up; docs/interpretations.md §33). The
+  // group formed before they broke, so it holds the incarnation that is gone. Last: the round may
+  // end here.
+  for (const PeerId peer : broken) averager_->on_link_failure(peer);
 }
 
 void CollaborativePeer::set_step(std::uint64_t step, std::uint64_t lineage) {

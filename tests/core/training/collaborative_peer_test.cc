@@ -351,6 +351,69 @@ TEST(CollaborativePeer, AReadStillOutWhenItsRoundBeginsIsMadeAgainAfterTheRound)
   for (PeerId i = 0; i < kPeers; ++i) world.env(i).set_sink(nullptr);
 }
 
+// Four all-reduce peers whose groups form before their step is due (the matchmaking lead) and wait
+// for it. Peer 3, a client-mode peer (it sends, reduces nothing, so nobody sends to it and finds it
+// gone), crashes while its group waits: each survivor hears of it before its round begins, and the
+// round was not there to hear it. Before, every survivor held its span waiting for peer 3's parts
+// until the sender timeout (2 s here; 23 s for auxiliary reducers at 256 peers, which held every
+// sender up); now each round starts with it dropped and ends as quickly as a healthy one.
+TEST(CollaborativePeer, AMemberThatCrashesWhileItsGroupWaitsForTheStepIsDroppedWhenTheRoundBegins) {
+  constexpr std::size_t kPeers = 4;
+  constexpr PeerId kVictim = 3;
+  core::testing::MemoryWorld world(kPeers, core::testing::PeerSpec{0.01, 1e8, /*compute_sps=*/20});
+  struct Round {
+    Seconds start = -1, end = -1;
+    std::vector<PeerId> dropped;
+  };
+  std::vector<std::map<std::uint64_t, Round>> rounds(kPeers);  // per peer, by round id
+  std::map<std::uint64_t, Seconds> grouped_at;                  // by step, as the victim saw it
+  Seconds crashed_at = -1;
+  std::vector<std::unique_ptr<CollaborativePeer>> peers;
+  for (PeerId i = 0; i < kPeers; ++i) {
+    CollaborativePeerConfig c = all_reduce_peer(20, 10);
+    c.target_batch = 200;  // 2.5 s a step: groups form up to the matchmaking lead before it is due
+    c.capacity.client_mode = i == kVictim;
+    const DhtCoordinatorConfig dc = coordination("crash-while-waiting", c, 2, kPeers);
+    PeerParts parts;
+    parts.coordinator = std::make_unique<DhtCoordinator>(world.env(i), dc);
+    parts.learner = std::make_unique<core::testing::TimedLearner>(world.env(i), 1000);
+    CollaborativePeerEvents events;
+    events.round_started = [&, i](const averaging::RoundPlan& plan, std::uint64_t) { rounds[i][plan.round_id].start = world.now(); };
+    events.round_finished = [&, i](const averaging::RoundOutcome& o, std::uint64_t, std::uint64_t) {
+      Round& r = rounds[i][o.round_id];
+      r.end = world.now();
+      r.dropped = o.dropped_senders;
+    };
+    // The third group the victim is in: it crashes a moment after it formed, while it waits.
+    if (i == kVictim)
+      events.grouped = [&](const matchmaking::Group&, std::uint64_t step) {
+        grouped_at[step] = world.now();
+        if (grouped_at.size() == 3 && crashed_at < 0)
+          world.after(0.05, [&] {
+            crashed_at = world.now();
+            world.set_down(kVictim);
+          });
+      };
+    peers.push_back(std::make_unique<CollaborativePeer>(world.env(i), c, std::move(parts), std::move(events)));
+  }
+  for (PeerId i = 0; i < kPeers; ++i) peers[i]->start(i == 0 ? std::vector<PeerId>{} : std::vector<PeerId>{0});
+  world.run_until(60);
+  ASSERT_GT(crashed_at, 0) << "the victim never reached its third group";
+  // The survivors' round with the victim that began after the crash (the case this test makes).
+  int checked = 0;
+  for (PeerId i = 0; i < kVictim; ++i)
+    for (const auto& [id, r] : rounds[i]) {
+      if (r.start < crashed_at || r.start > crashed_at + 2.5) continue;
+      if (std::find(r.dropped.begin(), r.dropped.end(), kVictim) == r.dropped.end()) continue;
+      ++checked;
+      EXPECT_GT(r.end, 0) << "peer " << i << ": the round did not end";
+      EXPECT_LT(r.end - r.start, 0.5) << "peer " << i << " waited for the crashed member's parts";
+    }
+  EXPECT_EQ(checked, 3) << "the survivors' round did not begin after the crash with the victim in it";
+  for (PeerId i = 0; i < kVictim; ++i) EXPECT_GE(peers[i]->step(), 10u);  // and they went on
+  for (PeerId i = 0; i < kPeers; ++i) world.env(i).set_sink(nullptr);
+}
+
 // Peer 2, left out of a round, asks a provider for the step it missed; that provider never answers
 // (peer 2's link to it is cut as the download starts). Another provider keeps the same update, so
 // peer 2 asks it for the update next instead of loading the whole state (docs/interpretations.md
