@@ -512,10 +512,10 @@ void Matchmaker::on_link_failure(PeerId peer) {
     ++stats_.leader_failures;
     lost_leader(false);
   }
-  // Every member of a round exchanged messages with every other, so all of them hear of a crash.
   // A member who crashed will not join: a leader that waited for it held its group open to its
   // expiration and the extension, 8 s after each departure at 256 peers (docs/interpretations.md
-  // §32).
+  // §32). Only its contacts hear of it (its leader, followers and round partners; a sender is no
+  // contact of another sender, §33).
   if (follower || last_members_.count(peer)) {
     peer_lost(peer);
     if (config_.member_gone) config_.member_gone(peer);
