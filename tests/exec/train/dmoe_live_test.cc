@@ -18,6 +18,21 @@ namespace {
 
 using testing::TempDir;
 
+// The batches a trainer dropped after `t` seconds: its final count less its count at its last
+// batch before t.
+std::uint64_t dropped_after(const std::string& trainer_log, double t) {
+  std::ifstream in(trainer_log);
+  std::string line;
+  std::uint64_t before = 0, total = 0;
+  while (std::getline(in, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    const std::uint64_t dropped = j.value("dropped", std::uint64_t{0});
+    if (j.value("event", "") == "batch" && j.value("time_s", 0.0) < t) before = dropped;
+    total = std::max(total, dropped);
+  }
+  return total - before;
+}
+
 TEST(DmoeLive, AKilledRuntimesExpertsAreTakenOverAndTrainingGoesOn) {
   TempDir dir;
   DmoeLaunchOptions o;
@@ -39,8 +54,11 @@ TEST(DmoeLive, AKilledRuntimesExpertsAreTakenOverAndTrainingGoesOn) {
   ASSERT_TRUE(r.final_test_accuracy.has_value());
   EXPECT_GE(*r.final_test_accuracy, 0.75) << "see " << dir.path;
 
-  // From the trainers' batches: some answered by fewer than all chosen experts after the kill (the
-  // mixture renormalised), and training went on at full strength once the experts were back.
+  // From the trainers' batches: after the kill some lost experts, and training went on at full
+  // strength once the experts were back. A batch that lost some of a layer's chosen experts
+  // renormalised over the rest (fewer than 8 answered); one that lost all of them was dropped.
+  // Which happens depends on where the trained gates point (runtime 1 hosts half of layer 1's
+  // experts, interleaved), so the test asks for either.
   std::ifstream csv(dir.path + "/batches.csv");
   std::string line;
   std::getline(csv, line);
@@ -61,7 +79,8 @@ TEST(DmoeLive, AKilledRuntimesExpertsAreTakenOverAndTrainingGoesOn) {
     if (t > 25 && n == 8) ++full_late;
   }
   EXPECT_GT(before_kill, 20u);
-  EXPECT_GT(partial_after_kill, 0u) << "see " << dir.path;
+  EXPECT_GT(partial_after_kill + dropped_after(dir.path + "/peer-4.jsonl", 10) + dropped_after(dir.path + "/peer-5.jsonl", 10), 0u)
+      << "see " << dir.path;
   EXPECT_GT(full_late, 20u) << "see " << dir.path;
   // The survivors of layer 1: runtime 3 serves all 16 of its experts at the end.
   std::ifstream runtime3(dir.path + "/peer-3.jsonl");
