@@ -113,30 +113,22 @@ TEST(LiveSwarm, WithAuthenticationEveryMessageIsCheckedAndTokensAreRefreshedDuri
   std::printf("authenticated run: %zu rounds, last ends at %.1f s\n", r.rounds.size(), r.rounds.back().end_s);
   ASSERT_GT(r.rounds.back().end_s, 4.0) << "the run must outlast the first tokens";
   for (std::size_t i = 0; i < r.exit_codes.size(); ++i) {
-    std::ifstream in(r.out_dir + "/peer-" + std::to_string(i) + ".jsonl");
-    std::optional<nlohmann::json> exit;
-    for (std::string line; std::getline(in, line);) {
-      const auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_object() && j.value("event", "") == "exit") exit = j;
-    }
-    ASSERT_TRUE(exit.has_value()) << "peer " << i;
-    EXPECT_GT(exit->value("auth_accepted", 0u), 0u) << "peer " << i;
-    EXPECT_TRUE(exit->at("auth_rejected").empty()) << "peer " << i << ": " << exit->at("auth_rejected").dump();
-    EXPECT_EQ(exit->value("auth_unknown_peers", 1u), 0u) << "peer " << i;
-    EXPECT_GE(exit->value("auth_tokens_refreshed", 0u), 1u) << "peer " << i;
+    const nlohmann::json exit = testing::exit_record(r.out_dir, i);
+    ASSERT_TRUE(exit.is_object()) << "peer " << i;
+    EXPECT_GT(exit.value("auth_accepted", 0u), 0u) << "peer " << i;
+    EXPECT_TRUE(exit.at("auth_rejected").empty()) << "peer " << i << ": " << exit.at("auth_rejected").dump();
+    EXPECT_EQ(exit.value("auth_unknown_peers", 1u), 0u) << "peer " << i;
+    EXPECT_GE(exit.value("auth_tokens_refreshed", 0u), 1u) << "peer " << i;
   }
 }
 
 // Whether `peer` reported a round after `round` with `members` members, nobody dropped and its
 // values exact.
 bool averaged_whole_after(const std::string& out_dir, std::size_t peer, std::uint64_t round, std::size_t members) {
-  std::ifstream in(out_dir + "/peer-" + std::to_string(peer) + ".jsonl");
-  for (std::string line; std::getline(in, line);) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
+  for (const nlohmann::json& j : testing::peer_records(out_dir, peer))
     if (j.is_object() && j.contains("round") && j.value("round", std::uint64_t{0}) > round && j.value("participants", std::size_t{0}) == members &&
         j.value("clean", false) && j.value("completed", false) && j.value("values_ok", false))
       return true;
-  }
   return false;
 }
 

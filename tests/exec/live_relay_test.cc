@@ -31,16 +31,6 @@ std::string relayed_scenario(const std::string& nat_traversal) {
          nat_traversal + "\n}";
 }
 
-nlohmann::json exit_line(const std::string& out_dir, int peer) {
-  std::ifstream in(out_dir + "/peer-" + std::to_string(peer) + ".jsonl");
-  std::string line;
-  nlohmann::json last;
-  while (std::getline(in, line)) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.value("event", "") == "exit") last = j;
-  }
-  return last;
-}
 
 // Launches the scenario with every client-mode peer behind its own NAT router, and checks that
 // every round completed with all `peers` and correct values.
@@ -70,7 +60,7 @@ TEST(LiveRelay, TwoNatdPeersAverageThroughARelayWithValuesChecked) {
   const LaunchResult r = launch_behind_nat(sc, dir.path + "/out", 3);
   EXPECT_EQ(r.peers_behind_nat, 2u);
   // The NAT'd peers' parts for each other went through the relay, which forwarded them.
-  const auto relay = exit_line(r.out_dir, 0), home0 = exit_line(r.out_dir, 1), home1 = exit_line(r.out_dir, 2);
+  const auto relay = testing::exit_record(r.out_dir, 0), home0 = testing::exit_record(r.out_dir, 1), home1 = testing::exit_record(r.out_dir, 2);
   ASSERT_TRUE(relay.contains("relay")) << relay.dump();
   EXPECT_GT(relay["relay"]["forwarded"].get<std::uint64_t>(), 0u);
   EXPECT_GT(home0["relay"]["sent_relayed"].get<std::uint64_t>(), 0u);
@@ -98,13 +88,13 @@ TEST(LiveRelay, PeersBehindConeNatsPunchThroughAndTheSymmetricOneIsRelayed) {
 })");
   const LaunchResult r = launch_behind_nat(sc, dir.path + "/out", 4);
   EXPECT_EQ(r.peers_behind_nat, 3u);
-  const auto cone0 = exit_line(r.out_dir, 1), cone1 = exit_line(r.out_dir, 2), sym = exit_line(r.out_dir, 3);
+  const auto cone0 = testing::exit_record(r.out_dir, 1), cone1 = testing::exit_record(r.out_dir, 2), sym = testing::exit_record(r.out_dir, 3);
   // The cone pair's connection was punched (each side counts it) ...
   EXPECT_EQ(cone0["punched_connections"].get<std::uint64_t>(), 1u) << cone0.dump();
   EXPECT_EQ(cone1["punched_connections"].get<std::uint64_t>(), 1u) << cone1.dump();
   // ... and the symmetric peer's pairs went through the relay.
   EXPECT_GT(sym["relay"]["sent_relayed"].get<std::uint64_t>(), 0u);
-  EXPECT_GT(exit_line(r.out_dir, 0)["relay"]["forwarded"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(testing::exit_record(r.out_dir, 0)["relay"]["forwarded"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(sym["punched_connections"].get<std::uint64_t>(), 0u);
 }
 

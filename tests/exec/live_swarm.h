@@ -6,7 +6,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "exec/launcher.h"
 
@@ -31,6 +35,32 @@ struct TempDir {
   }
   std::string path;
 };
+
+// The JSON records peer `peer` wrote to out_dir/peer-N.jsonl, in order. A last line cut short (no
+// newline: the peer was killed while writing it) is left out; any other line that does not parse
+// fails the test.
+inline std::vector<nlohmann::json> peer_records(const std::string& out_dir, std::size_t peer) {
+  const std::string path = out_dir + "/peer-" + std::to_string(peer) + ".jsonl";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str();
+  std::vector<nlohmann::json> out;
+  for (std::size_t at = 0, end; (end = all.find('\n', at)) != std::string::npos; at = end + 1) {
+    nlohmann::json j = nlohmann::json::parse(all.substr(at, end - at), nullptr, false);
+    if (j.is_discarded()) ADD_FAILURE() << path << ": a line that is not JSON: " << all.substr(at, end - at);
+    else out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// Its last "exit" record; null when it wrote none (it was killed).
+inline nlohmann::json exit_record(const std::string& out_dir, std::size_t peer) {
+  nlohmann::json last;
+  for (nlohmann::json& j : peer_records(out_dir, peer))
+    if (j.is_object() && j.value("event", "") == "exit") last = std::move(j);
+  return last;
+}
 
 // Each peer's log, for the output of a test that failed: CI keeps only what a test prints.
 inline std::string peer_logs(const LaunchResult& r) {

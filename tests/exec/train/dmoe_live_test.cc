@@ -18,14 +18,11 @@ namespace {
 
 using testing::TempDir;
 
-// The batches a trainer dropped after `t` seconds: its final count less its count at its last
-// batch before t.
-std::uint64_t dropped_after(const std::string& trainer_log, double t) {
-  std::ifstream in(trainer_log);
-  std::string line;
+// The batches trainer peer `peer` dropped after `t` seconds: its final count less its count at its
+// last batch before t.
+std::uint64_t dropped_after(const std::string& out_dir, std::size_t peer, double t) {
   std::uint64_t before = 0, total = 0;
-  while (std::getline(in, line)) {
-    const nlohmann::json j = nlohmann::json::parse(line);
+  for (const nlohmann::json& j : testing::peer_records(out_dir, peer)) {
     const std::uint64_t dropped = j.value("dropped", std::uint64_t{0});
     if (j.value("event", "") == "batch" && j.value("time_s", 0.0) < t) before = dropped;
     total = std::max(total, dropped);
@@ -79,13 +76,13 @@ TEST(DmoeLive, AKilledRuntimesExpertsAreTakenOverAndTrainingGoesOn) {
     if (t > 25 && n == 8) ++full_late;
   }
   EXPECT_GT(before_kill, 20u);
-  EXPECT_GT(partial_after_kill + dropped_after(dir.path + "/peer-4.jsonl", 10) + dropped_after(dir.path + "/peer-5.jsonl", 10), 0u)
+  EXPECT_GT(partial_after_kill + dropped_after(dir.path, 4, 10) + dropped_after(dir.path, 5, 10), 0u)
       << "see " << dir.path;
   EXPECT_GT(full_late, 20u) << "see " << dir.path;
   // The survivors of layer 1: runtime 3 serves all 16 of its experts at the end.
-  std::ifstream runtime3(dir.path + "/peer-3.jsonl");
-  nlohmann::json last;
-  while (std::getline(runtime3, line)) last = nlohmann::json::parse(line);
+  const std::vector<nlohmann::json> runtime3 = testing::peer_records(dir.path, 3);
+  ASSERT_FALSE(runtime3.empty());
+  const nlohmann::json& last = runtime3.back();
   EXPECT_EQ(last.value("event", ""), "exit");
   EXPECT_EQ(last.value("experts", 0), 16);
   EXPECT_EQ(last.value("dropped_malformed", 1), 0);

@@ -35,13 +35,6 @@ struct StepLine {
   std::vector<learn::MicroBatchRecord> handover;
 };
 
-std::vector<nlohmann::json> read_lines(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path);
-  std::string text;
-  while (std::getline(in, text)) out.push_back(nlohmann::json::parse(text));
-  return out;
-}
 
 std::vector<float> read_floats(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -84,7 +77,7 @@ TEST(LiveTraining, FourUnequalPeersStepLikeOneLargeBatchSgd) {
   // Every peer's step lines, by step.
   std::map<std::uint64_t, std::vector<StepLine>> steps;
   for (std::size_t p = 0; p < 4; ++p)
-    for (const auto& j : read_lines(dir.path + "/peer-" + std::to_string(p) + ".jsonl")) {
+    for (const auto& j : testing::peer_records(dir.path, p)) {
       ASSERT_NE(j.value("event", std::string()), "sync") << "peer " << p << " loaded state: the replay assumes none";
       if (j.contains("event")) continue;
       StepLine s;
@@ -224,7 +217,7 @@ TEST(LiveTraining, CenteredClipRunsLiveAndPeersStayIdentical) {
   EXPECT_GT(*s.final_test_accuracy, 0.3);
   std::uint64_t clipped = 0;
   for (std::size_t p = 0; p < 4; ++p)
-    for (const auto& j : read_lines(dir.path + "/peer-" + std::to_string(p) + ".jsonl"))
+    for (const auto& j : testing::peer_records(dir.path, p))
       if (j.contains("clipped")) clipped += j["clipped"].get<std::uint64_t>();
   EXPECT_GT(clipped, 0u);
 }
@@ -261,7 +254,7 @@ TEST(LiveTraining, ALatePeerDownloadsTheStateAndTrains) {
   EXPECT_TRUE(late.samples.balanced);
   // Its first line is the download of a step the others had reached; it averages from the next one.
   // A download that fails first (a connection that breaks on a loaded machine) is tried again.
-  auto lines = read_lines(dir.path + "/peer-3.jsonl");
+  auto lines = testing::peer_records(dir.path, 3);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0].value("event", std::string()), "start");
   std::erase_if(lines, [](const nlohmann::json& j) {
@@ -297,7 +290,7 @@ TEST(LiveTraining, ALatePeerReplaysTheStepsItMissedFromItsInitialParameters) {
   EXPECT_GE(late.update_syncs, 1u);
   // A download that failed (a connection that broke on a loaded machine) is tried again, from
   // another provider; what must never arrive is a whole state.
-  for (const auto& j : read_lines(dir.path + "/peer-3.jsonl"))
+  for (const auto& j : testing::peer_records(dir.path, 3))
     if (j.value("event", std::string()) == "sync" && j.value("ok", false))
       EXPECT_TRUE(j.value("updates", false)) << "it loaded a whole state: " << j.dump();
   EXPECT_GT(late.samples.contributed, 0u);
