@@ -131,9 +131,8 @@ void CollaborativePeer::report() {
                                               : progress::Activity::Training;
   if (trainer_ && phase_ == Phase::Training) {
     local.samples = trainer_->accumulated();
-    // Once its quota is in, a peer adds nothing more to this step; nor does one catching up.
-    const bool computes = !trainer_->quota_reached() && catch_up_ == CatchUp::None;
-    local.samples_per_s = computes ? config_.capacity.compute_sps : 0;
+    // Once its quota is in, a peer adds nothing more to this step.
+    local.samples_per_s = trainer_->quota_reached() ? 0 : config_.capacity.compute_sps;
   }
   coordinator_->report(local);
 }
@@ -157,7 +156,7 @@ void CollaborativePeer::fetch() {
     // nobody but itself and waited out the longest period). The read the round's end asked for,
     // which found this one in flight, happens now; during the round there is none.
     if (begun != rounds_begun_) {
-      if (!averaging() || catch_up_ == CatchUp::Waiting) fetch();
+      if (!averaging()) fetch();
       return;
     }
     on_progress(g);
@@ -192,34 +191,20 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
     // would average with parameters nobody else holds (docs/interpretations.md §25). The step it
     // once saw counts: a later read that reached none of the peers ahead proves nothing.
     if (known_global_step_ > step_) {
-      if (!config_.sync_state) {
-        set_step(known_global_step_, lineage_);  // nothing to load: adopt the collaboration's step
-      } else if (known_global_step_ > step_ + 1 || !trainer_ || diverged() || !start_catch_up()) {
-        return start_sync(g);
-      }
-      // One step behind (a load usually ends during a round): it trains from the next round on,
-      // and catches that step up meanwhile.
+      if (config_.sync_state) return start_sync(g);
+      set_step(known_global_step_, lineage_);  // nothing to load: adopt the collaboration's step
     }
-    if (catch_up_ == CatchUp::None) start_training();
+    start_training();
   } else if (phase_ == Phase::Syncing && !downloading_) {
     return start_sync(g);  // nobody could serve the state last time: look again
-  } else if (catch_up_ != CatchUp::None) {
-    // The update it missed is on its way (or about to be asked for); it may look for a group
-    // meanwhile (below).
-    if (catch_up_ == CatchUp::Waiting) {
-      request_missed_update();
-      if (catch_up_ == CatchUp::Waiting) next = config_.min_fetch_period;
-    }
   } else if (phase_ == Phase::Training && !in_round_ && (behind || must_load || diverged())) {
     discard_accumulated();
-    // One step behind on the collaboration's lineage: a search under way goes on, for the group
-    // it is catching up to.
-    const bool catching_up = must_load && !behind && !diverged() && start_catch_up();
-    if (!catching_up) {
-      if (coordinator_->looking()) coordinator_->cancel_search();
-      if (config_.sync_state) return start_sync(g);
+    if (coordinator_->looking()) coordinator_->cancel_search();
+    if (!config_.sync_state) {
       set_step(g.global_step, lineage_);
       report();
+    } else {
+      return start_sync(g);
     }
   } else if (phase_ == Phase::Training && missed_round) {
     // It missed the last round and has no state to load (averaging only, or a pure reducer): it
@@ -230,7 +215,7 @@ void CollaborativePeer::on_progress(const progress::GlobalProgress& g) {
   if (phase_ == Phase::Training) maybe_look_for_group(coordinator_->estimate(env_.now(), {}));
   // While its round runs a peer can act on nothing the records say, and every record says the
   // step is due, so reads would come at the shortest period; the round's end reads them at once.
-  if (phase_ != Phase::Syncing && (!averaging() || catch_up_ == CatchUp::Waiting)) schedule_fetch(next);
+  if (phase_ != Phase::Syncing && !averaging()) schedule_fetch(next);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -269,22 +254,18 @@ bool CollaborativePeer::diverged() const {
   return consensus_lineage(holders) != lineage_;
 }
 
-std::vector<StateHolder> CollaborativePeer::state_holders(std::uint64_t step) const {
+std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step, const std::set<PeerId>& skip) {
   const PeerId self = env_.self();
   std::vector<StateHolder> candidates = others(coordinator_->peers_at(step), self);
   if (std::vector<StateHolder> settled = with_state(candidates); !settled.empty()) {
     const std::uint64_t lineage = *consensus_lineage(settled);
     std::erase_if(settled, [&](const StateHolder& h) { return h.lineage != lineage; });
-    return settled;
+    candidates = std::move(settled);
+  } else if (step > 0 && !with_state(others(coordinator_->peers_at(step - 1), self)).empty()) {
+    // Only reducers hold the step yet: they finish a round before its senders do. The senders'
+    // state comes in a moment; a reducer's leftovers are no step's parameters.
+    return std::nullopt;
   }
-  // Only reducers hold the step yet: they finish a round before its senders do. The senders'
-  // state comes in a moment; a reducer's leftovers are no step's parameters.
-  if (step > 0 && !with_state(others(coordinator_->peers_at(step - 1), self)).empty()) return {};
-  return candidates;
-}
-
-std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step, const std::set<PeerId>& skip) {
-  std::vector<StateHolder> candidates = state_holders(step);
   std::erase_if(candidates, [&](const StateHolder& h) { return skip.count(h.peer) > 0; });
   if (candidates.empty()) return std::nullopt;
   return candidates[env_.rng().below(candidates.size())].peer;
@@ -342,112 +323,6 @@ void CollaborativePeer::start_sync(const progress::GlobalProgress& g) {
   };
   if (updates) state_->download_updates(*provider, step_, lineage_, std::move(done));
   else state_->download(*provider, std::move(done));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Catching up: one step behind, in the next round while the missed update downloads
-
-bool CollaborativePeer::start_catch_up() {
-  // Under a quota a worker that stopped computing would hold its group until the deadline; a
-  // DiLoCo step lasts far longer than an update download anyway.
-  if (config_.kept_updates == 0 || config_.quota > 0) return false;
-  // Every holder of the step refused it updates since its last sync: the whole state, then.
-  if (all_holders_refused()) return false;
-  phase_ = Phase::Training;
-  catch_up_ = CatchUp::Waiting;
-  catch_up_from_ = step_;
-  // It computes again on the step it catches up to: a gradient of these parameters would be
-  // two steps stale by the round that averages it.
-  if (trainer_) trainer_->pause();
-  report();
-  request_missed_update();
-  return true;
-}
-
-bool CollaborativePeer::all_holders_refused() const {
-  const std::vector<StateHolder> holders = state_holders(known_global_step_);
-  return !holders.empty() &&
-         std::all_of(holders.begin(), holders.end(), [&](const StateHolder& h) { return refused_updates_.count(h.peer) > 0; });
-}
-
-void CollaborativePeer::request_missed_update() {
-  if (all_holders_refused()) {
-    // Every holder refused: outside a round the next read loads the whole state; in one, the
-    // round's result is a state of this peer's own.
-    if (!in_round_) catch_up_ = CatchUp::None, schedule_fetch(0);
-    return;
-  }
-  // Right after a round only its reducers may hold the step (or nobody's record says so yet):
-  // the next read, soon, asks again.
-  const std::optional<PeerId> provider = state_provider(known_global_step_, refused_updates_);
-  if (!provider) return;
-  catch_up_ = CatchUp::Downloading;
-  downloading_ = true;
-  if (events_.sync_started) events_.sync_started(*provider);
-  state_->download_updates(*provider, step_, lineage_, [this, from = *provider, alive = alive_](bool ok, StateSnapshot got) {
-    if (!*alive) return;
-    on_caught_up(ok, std::move(got), from);
-  });
-}
-
-void CollaborativePeer::on_caught_up(bool ok, StateSnapshot got, PeerId from) {
-  downloading_ = false;
-  if (ok) refused_updates_.clear();
-  else refused_updates_.insert(from);
-  if (step_ != catch_up_from_) {
-    // Something else moved its step meanwhile (it sat a round out, with a state of its own): the
-    // updates lead from a state it no longer holds, and the next read loads the collaboration's.
-    if (events_.sync_finished) events_.sync_finished(false, got.step, true);
-    catch_up_ = deferred_outcome_ ? CatchUp::Failed : CatchUp::None;
-    if (deferred_outcome_) return finish_deferred_round();
-    return schedule_fetch(0);
-  }
-  if (!ok) {
-    if (events_.sync_finished) events_.sync_finished(false, got.step, true);
-    catch_up_ = CatchUp::Waiting;  // another provider, or at the round's end a state of its own
-    request_missed_update();
-    if (deferred_outcome_ && catch_up_ != CatchUp::Downloading) return finish_deferred_round();
-    return schedule_fetch(config_.min_fetch_period);
-  }
-  if (averaging()) {
-    // The round holds the learner's buffer: the update waits for the round's end, and goes first
-    // (its sync_finished then, when the peer holds that step).
-    catch_up_ = CatchUp::Downloaded;
-    caught_up_ = std::move(got);
-    if (deferred_outcome_) finish_deferred_round();
-    return;
-  }
-  const bool applied = apply_updates(got);
-  if (events_.sync_finished) events_.sync_finished(applied, got.step, true);
-  if (!applied) {
-    // Updates of another model: not from this provider again, and the whole state if nobody else.
-    refused_updates_.insert(from);
-    catch_up_ = in_round_ ? CatchUp::Failed : CatchUp::None;
-    return schedule_fetch(0);
-  }
-  set_step(got.step, got.lineage);
-  catch_up_ = CatchUp::None;
-  if (trainer_ && !left_ && !(in_round_ && sequential())) trainer_->resume();
-  report();
-  if (!in_round_) schedule_fetch(0);
-}
-
-void CollaborativePeer::finish_deferred_round() {
-  const averaging::RoundOutcome outcome = std::move(*deferred_outcome_);
-  deferred_outcome_.reset();
-  on_round_done(outcome);
-}
-
-bool CollaborativePeer::replay_before_result(const StateSnapshot& got) {
-  if (!sent_ || round_values_.empty()) return apply_updates(got);
-  // The replay goes through the learner's buffer, which holds the round's average: set it aside,
-  // replay, and hand it back as the step that follows.
-  const std::vector<float> average(round_values_.begin(), round_values_.end());
-  learner_->discard();
-  const bool ok = apply_updates(got);
-  round_values_ = learner_->begin_averaging(0);
-  std::copy(average.begin(), average.end(), round_values_.begin());
-  return ok;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -657,8 +532,6 @@ void CollaborativePeer::begin_round(const WaitingRound& round) {
   // 256 peers with crashes, 23 s that held every sender up; docs/interpretations.md §33). The
   // group formed before they broke, so it holds the incarnation that is gone. Last: the round may
   // end here.
-  // A peer still looking for someone to serve its missed update keeps reading during the round.
-  if (catch_up_ == CatchUp::Waiting) schedule_fetch(config_.min_fetch_period);
   for (const PeerId peer : broken) averager_->on_link_failure(peer);
 }
 
@@ -670,28 +543,12 @@ void CollaborativePeer::set_step(std::uint64_t step, std::uint64_t lineage) {
 }
 
 void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
-  // A peer catching up applies the update it missed before the round's average: until it has
-  // come, the round's end waits (and no new search or read begins).
-  if (catch_up_ == CatchUp::Downloading) {
-    deferred_outcome_ = outcome;
-    return;
-  }
   in_round_ = false;
-  // No provider answered in time: the round's result is a state of its own.
-  bool own_state = catch_up_ == CatchUp::Failed || catch_up_ == CatchUp::Waiting;
-  if (catch_up_ == CatchUp::Downloaded) {
-    // Exactly the step before the round's: anything else would not be the members' state.
-    own_state = caught_up_->step + 1 != round_step_ || !replay_before_result(*caught_up_);
-    if (!own_state) set_step(caught_up_->step, caught_up_->lineage);
-    if (events_.sync_finished) events_.sync_finished(!own_state, caught_up_->step, true);
-    caught_up_.reset();
-  }
-  catch_up_ = CatchUp::None;  // the trainer resumes below
   // A sender holds what every sender that missed the same spans holds; a training peer that only
   // reduced, or sat the round out, holds a state of its own.
-  const std::uint64_t lineage = sent_ && !own_state ? lineage_after_round(lineage_, round_id_, outcome.unaveraged_spans)
-                                : trainer_          ? lineage_diverged(lineage_, round_id_, env_.self())
-                                                    : kNoState;
+  const std::uint64_t lineage = sent_      ? lineage_after_round(lineage_, round_id_, outcome.unaveraged_spans)
+                                : trainer_ ? lineage_diverged(lineage_, round_id_, env_.self())
+                                           : kNoState;
   const std::uint64_t step_after = std::max(step_, round_step_);
   if (sent_) {
     // A span whose average did not come back whole takes no update: every sender that missed it

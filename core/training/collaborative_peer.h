@@ -186,23 +186,7 @@ class CollaborativePeer {
   // and counts it as discarded.
   void discard_accumulated();
   void start_sync(const progress::GlobalProgress& g);
-  // One step behind (it missed a round, or its load ended during one): downloads the update it
-  // missed while it stays free to join the next group (docs/interpretations.md §34). False when
-  // the update cannot be had (no kept updates, a quota, every holder refused).
-  bool start_catch_up();
-  // Every holder of the collaboration's step refused this peer updates since its last sync.
-  bool all_holders_refused() const;
-  // Asks a holder for the missed update; with none yet it stays Waiting and the next read asks again.
-  void request_missed_update();
-  void on_caught_up(bool ok, StateSnapshot got, PeerId from);
-  // The round that waited for the update (deferred_outcome_) ends now.
-  void finish_deferred_round();
-  // Applies the update that arrived during the round, under the round's average (which must
-  // follow it); false when it does not fit.
-  bool replay_before_result(const StateSnapshot& got);
-  // Who holds the state at `step` that the collaboration settled on (other than this peer); empty:
-  // nobody yet. Whom to ask for it, other than `skip`; nullopt: nobody yet.
-  std::vector<StateHolder> state_holders(std::uint64_t step) const;
+  // Whom to ask for the state at `step`, other than `skip`; nullopt: nobody yet.
   std::optional<PeerId> state_provider(std::uint64_t step, const std::set<PeerId>& skip = {});
   // Updates (state_service.h): the wire precision they are kept in, keeping the vector of the
   // round in flight as the update that leads to (step_after, lineage_after), serving the kept ones
@@ -267,14 +251,6 @@ class CollaborativePeer {
   // collaboration as it was before that round, and is read again instead (fetch).
   std::uint64_t rounds_begun_ = 0;
   bool downloading_ = false;  // a state download is in flight
-  // Catching up (start_catch_up): nobody holds the step to serve it yet; the update download is
-  // in flight; it arrived during the round and waits for the round's end (caught_up_); or it
-  // failed there, and the round's result will be a state of this peer's own.
-  enum class CatchUp { None, Waiting, Downloading, Downloaded, Failed };
-  CatchUp catch_up_ = CatchUp::None;
-  std::uint64_t catch_up_from_ = 0;                    // the step it held when the download began
-  std::optional<StateSnapshot> caught_up_;
-  std::optional<averaging::RoundOutcome> deferred_outcome_;  // a round that ended before the update came
   // Providers whose updates did not come since the last sync that worked: the others are asked
   // for updates first, and the whole state is loaded once every provider has failed.
   std::set<PeerId> refused_updates_;

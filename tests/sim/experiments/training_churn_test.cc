@@ -54,50 +54,5 @@ TEST(TrainingChurn, LateJoinersCatchUpAndTheSampleAccountingBalances) {
   EXPECT_EQ(per_peer, r.ledger.computed);
 }
 
-// Four peers averaging a 5M-parameter model every 2.4 s, and a fifth that joins at 120 s. Its
-// state download ends during a round, so it is a step behind when that round ends, and with oracle
-// coordination the next group never waits for a peer that loads. Before, it then downloaded the
-// step it missed while the collaboration took the next, and the next: 84 update downloads, 228 s
-// of its 280 s spent loading, not one step averaged. Now it joins the next group while that update
-// downloads and applies it before the round's average (docs/interpretations.md §34).
-scenarios::Scenario late_joiner_into_back_to_back_rounds() {
-  return scenarios::parse_scenario(R"({
-    "name": "rejoin", "seed": 5,
-    "workload": {"model": "toy", "parameters": 5000000, "wire_precision": "fp16", "target_batch": 40},
-    "peers": [
-      {"name": "early", "count": 4, "compute_sps": 10, "bandwidth_bps": 1e8, "latency_ms": 5},
-      {"name": "late", "compute_sps": 10, "bandwidth_bps": 1e8, "latency_ms": 5, "join_s": 120}
-    ],
-    "averaging": {"strategy": "ours"},
-    "training": {"micro_batch": 2, "duration_s": 400, "state_bytes_per_parameter": 12}
-  })", "rejoin.json");
-}
-
-TEST(TrainingChurn, APeerAStepBehindAfterItsLoadCatchesUpInTheNextRound) {
-  const TrainingRunResult r = run_training(late_joiner_into_back_to_back_rounds(), {});
-  const PeerTrainingStats& late = r.peers.back();
-  ASSERT_EQ(late.name, "late");
-  EXPECT_LE(late.update_downloads, 10u);
-  EXPECT_LT(late.sync_s, 100.0);
-  EXPECT_GE(late.steps_eligible, 60u) << "it averaged in few steps";
-  EXPECT_EQ(late.steps_left_out, 0u);
-  EXPECT_GT(late.samples, 500u);
-  EXPECT_EQ(late.step, r.peers.front().step);
-  EXPECT_EQ(late.lineage, r.peers.front().lineage) << "it does not hold the collaboration's state";
-}
-
-// A round that begins while a member's state download is in flight shares that member's links with
-// it: the replay must not record it as what such a round takes. Before, a round of the catch-up
-// above (the update downloading beside it) took 5 s instead of 1.8 s and was replayed for every
-// later round of the same five: 107 steps replayed against 160 simulated in full.
-TEST(TrainingChurn, RoundsBesideAStateDownloadAreNotReplayedAsCleanRounds) {
-  TrainingRunConfig full;
-  full.replay_rounds = false;
-  const TrainingRunResult replayed = run_training(late_joiner_into_back_to_back_rounds(), {});
-  const TrainingRunResult simulated = run_training(late_joiner_into_back_to_back_rounds(), full);
-  EXPECT_GT(replayed.rounds_replayed, 0u);
-  EXPECT_NEAR(static_cast<double>(replayed.steps), static_cast<double>(simulated.steps), 0.02 * static_cast<double>(simulated.steps));
-}
-
 }  // namespace
 }  // namespace swarmlab::sim
