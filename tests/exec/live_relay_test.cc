@@ -31,7 +31,6 @@ std::string relayed_scenario(const std::string& nat_traversal) {
          nat_traversal + "\n}";
 }
 
-
 // Launches the scenario with every client-mode peer behind its own NAT router, and checks that
 // every round completed with all `peers` and correct values.
 LaunchResult launch_behind_nat(const std::string& scenario, const std::string& out, std::size_t peers) {

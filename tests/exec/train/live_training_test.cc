@@ -35,7 +35,6 @@ struct StepLine {
   std::vector<learn::MicroBatchRecord> handover;
 };
 
-
 std::vector<float> read_floats(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   std::vector<float> out(static_cast<std::size_t>(in.tellg()) / sizeof(float));
