@@ -66,7 +66,10 @@ class PeerProcess {
 
   static std::string peer_list(const std::vector<core::PeerId>& peers) {
     std::string s = "[";
-    for (const core::PeerId p : peers) s += (s.size() > 1 ? " " : "") + std::to_string(p);
+    for (const core::PeerId p : peers) {
+      if (s.size() > 1) s += ' ';
+      s += std::to_string(p);
+    }
     return s + "]";
   }
 

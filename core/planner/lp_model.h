@@ -3,6 +3,7 @@
 // the input and assembles the Plan; everything here works in scaled rate units.
 #include <glpk.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -48,6 +49,15 @@ struct ScaledProblem {
   bool interchangeable(int i, int k) const;
   double both(int i) const { return down[i] < up[i] ? down[i] : up[i]; }  // min(d_i, u_i)
 };
+
+// min(d_i, u_i) of the slowest computing peer, which bounds ρ; +∞ when nobody computes.
+inline double slowest_computing_link(const ScaledProblem& p, const std::vector<bool>& computes) {
+  double beta = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < p.n; ++i) {
+    if (computes[i]) beta = std::min(beta, p.both(i));
+  }
+  return beta;
+}
 
 // Validated input → scaled problem (defined in planner.cc).
 ScaledProblem scale(const PlannerInput& in, const PlannerOptions& opt);

@@ -72,13 +72,8 @@ RateResult averaging_lp(const ScaledProblem& p, const std::vector<bool>& compute
   TermOff quiet;
   const int n = p.n;
   RateResult res;
-  int m = 0;
-  double beta = kInf;
-  for (int i = 0; i < n; ++i) {
-    if (!computes[i]) continue;
-    ++m;
-    beta = std::min(beta, p.both(i));
-  }
+  const int m = count_set(computes);
+  const double beta = slowest_computing_link(p, computes);
   if (m < 2) {
     res.ok = res.certified = true;
     res.rho = res.lower = kInf;
@@ -624,8 +619,7 @@ double pair_cap_bound(const ScaledProblem& p, const std::vector<bool>& computes)
   // Without caps the compact model's bounds already say what the spans can (and this costs n·m).
   if (p.cap.empty()) return kInf;
   const int n = p.n;
-  int m = 0;
-  for (int i = 0; i < n; ++i) m += computes[i] ? 1 : 0;
+  const int m = count_set(computes);
   if (m < 2) return kInf;
   // The largest span each reducer can have, as in averaging_lp.
   std::vector<double> span(n, 0);

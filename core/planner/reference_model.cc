@@ -209,13 +209,8 @@ FlowResult reference_averaging_lp(const ScaledProblem& p, const std::vector<bool
 
   // Rescale so that the smallest min(d_i, u_i) of a computing peer, which bounds ρ, is 1; then
   // clamp what can no longer bind (a peer never needs more than 2n, a pair more than 2).
-  double beta = kInf;
-  int senders = 0;
-  for (int i = 0; i < n; ++i) {
-    if (!computes[i]) continue;
-    beta = std::min(beta, p.both(i));
-    ++senders;
-  }
+  const double beta = slowest_computing_link(p, computes);
+  const int senders = count_set(computes);
   if (!(beta > 0)) {  // a computing peer cannot send or receive at all: nothing is averaged
     res.ok = true;
     return res;

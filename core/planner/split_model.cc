@@ -63,13 +63,8 @@ SplitResult best_split(const ScaledProblem& p, const std::vector<bool>& computes
   TermOff quiet;
   const int n = p.n;
   SplitResult res;
-  int m = 0;
-  double beta = kInf;
-  for (int i = 0; i < n; ++i) {
-    if (!computes[i]) continue;
-    ++m;
-    beta = std::min(beta, p.both(i));
-  }
+  const int m = count_set(computes);
+  const double beta = slowest_computing_link(p, computes);
   res.w.assign(n, 0);
   if (m < 2) return res;
   if (!(beta > 0)) {
