@@ -198,6 +198,8 @@ void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values
     } else {
       r.mode = Mode::Simulate;
       ++stats_.simulated;
+      // A download in flight shares a member's links with the round from its start.
+      if (std::any_of(r.members.begin(), r.members.end(), [this](PeerId p) { return loaded(p); })) r.clean = false;
       // Kept for recording it at the end, unless such a round is recorded already.
       if (!rec) r.pairs = pairs_of(plan, order);
     }
@@ -327,6 +329,7 @@ void RoundReplay::convert(std::uint64_t id) {
 }
 
 void RoundReplay::peer_down(PeerId peer) {
+  download_ended(peer);  // its own download dies with it; one it served ends at the other end
   std::vector<std::pair<std::uint64_t, std::size_t>> affected;
   for (auto& [id, r] : rounds_) {
     const auto m = std::find(r.members.begin(), r.members.end(), peer);
@@ -348,9 +351,26 @@ void RoundReplay::peer_down(PeerId peer) {
   }
 }
 
-void RoundReplay::bulk_transfer(PeerId peer) {
+void RoundReplay::mark_unclean(PeerId peer) {
   for (auto& [id, r] : rounds_)
     if (std::find(r.members.begin(), r.members.end(), peer) != r.members.end()) r.clean = false;
+}
+
+void RoundReplay::download_began(PeerId downloader, PeerId provider) {
+  download_ended(downloader);  // a peer downloads one state at a time
+  downloads_[downloader] = provider;
+  for (const PeerId p : {downloader, provider}) {
+    ++loaded_[p];
+    mark_unclean(p);
+  }
+}
+
+void RoundReplay::download_ended(PeerId downloader) {
+  const auto it = downloads_.find(downloader);
+  if (it == downloads_.end()) return;
+  for (const PeerId p : {downloader, it->second})
+    if (--loaded_[p] == 0) loaded_.erase(p);
+  downloads_.erase(it);
 }
 
 }  // namespace swarmlab::sim

@@ -19,7 +19,8 @@
 //   start at different moments); what it sends is charged when the round starts, what it receives
 //   when it finishes, as the network would count them.
 // - A round is recorded when it was simulated and came out clean: every member completed with
-//   nobody dropped, no member went down, and no member moved other bulk traffic meanwhile.
+//   nobody dropped, no member went down, and no member moved other bulk traffic meanwhile (a
+//   state download under way at either end when the round begins counts).
 // - A replayed round whose membership breaks before every member started (a member goes down, or
 //   one has not started a sender timeout after the first) is handed to the AveragingService at
 //   that moment, so failures are simulated, not replayed. A member that goes down after all
@@ -73,10 +74,12 @@ class RoundReplay {
   // The averager of the peer living in `env` (a SimWorld environment).
   std::unique_ptr<core::averaging::Averager> averager(core::Environment& env);
 
-  // What the network does not say but a replay must know: a peer went down; a peer is moving
-  // other bulk data (a state download).
+  // What the network does not say but a replay must know: a peer went down; a state download
+  // from `provider` to `downloader` began or ended (it loads both ends' links: no round of
+  // theirs that runs meanwhile, begun before or after, is clean enough to record).
   void peer_down(PeerId peer);
-  void bulk_transfer(PeerId peer);
+  void download_began(PeerId downloader, PeerId provider);
+  void download_ended(PeerId downloader);
 
   const ReplayStats& stats() const { return stats_; }
 
@@ -148,6 +151,10 @@ class RoundReplay {
   std::function<double(PeerId)> next_link_change_;
   std::function<double(PeerId, PeerId)> pair_cap_;
   std::map<std::uint64_t, Round> rounds_;                    // in flight, by round id
+  std::map<PeerId, PeerId> downloads_;                       // in flight: downloader -> provider
+  std::map<PeerId, std::size_t> loaded_;                     // per peer: downloads in flight at either end
+  bool loaded(PeerId peer) const { return loaded_.count(peer) > 0; }
+  void mark_unclean(PeerId peer);
   // By head; a deque, so that replays in flight keep pointing at their Recorded.
   std::map<std::vector<std::uint8_t>, std::deque<Recorded>, core::BytesLess> recorded_;
   // The last round matched to a recording by its pairs. A static collaboration runs the same group

@@ -110,12 +110,13 @@ core::training::CollaborativePeerEvents SimSwarm::events_for(PeerId i) {
       hooks_.round_finished(i, o, c, s);
     };
   e.sync_started = [this, i](PeerId provider) {
-    // A state download loads both ends' links: no round of theirs is clean enough to record.
-    if (replay_) replay_->bulk_transfer(i), replay_->bulk_transfer(provider);
+    if (replay_) replay_->download_began(i, provider);
     if (hooks_.sync_started) hooks_.sync_started(i, provider);
   };
-  if (hooks_.sync_finished)
-    e.sync_finished = [this, i](bool ok, std::uint64_t s, bool updates) { hooks_.sync_finished(i, ok, s, updates); };
+  e.sync_finished = [this, i](bool ok, std::uint64_t s, bool updates) {
+    if (replay_) replay_->download_ended(i);
+    if (hooks_.sync_finished) hooks_.sync_finished(i, ok, s, updates);
+  };
   if (hooks_.discarded) e.discarded = [this, i](std::uint64_t s) { hooks_.discarded(i, s); };
   return e;
 }
