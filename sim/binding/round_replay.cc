@@ -47,8 +47,8 @@ class RoundReplay::PeerAverager final : public core::averaging::Averager {
 };
 
 RoundReplay::RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of,
-                         std::function<double(PeerId)> next_link_change, std::function<double(PeerId, PeerId)> pair_cap)
-    : world_(world), link_of_(std::move(link_of)), next_link_change_(std::move(next_link_change)),
+                         std::function<double(PeerId)> next_change, std::function<double(PeerId, PeerId)> pair_cap)
+    : world_(world), link_of_(std::move(link_of)), next_change_(std::move(next_change)),
       pair_cap_(std::move(pair_cap)) {}
 
 RoundReplay::~RoundReplay() { *alive_ = false; }
@@ -276,7 +276,7 @@ void RoundReplay::replay_all(std::uint64_t id) {
   for (const core::Seconds f : r.recorded->finish) longest = std::max(longest, f);
   const core::Seconds end = started + longest;
   for (PeerId p : r.members)
-    if (next_link_change_(p) <= end) return convert(id);  // the links change mid-round: simulate it
+    if (next_change_(p) <= end) return convert(id);  // a link changes or a member leaves mid-round
   r.scheduled = true;
   ++stats_.replayed;
   for (auto& [m, s] : r.waiting) {

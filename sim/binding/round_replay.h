@@ -14,7 +14,7 @@
 //   group lists them in nor which peers they are matters, so two alike peers that swap roles
 //   replay the same recording, each as the other did), every member
 //   is up, no member's link carries other bulk traffic when the first member starts it, and no
-//   member's link changes before the replayed round would end. Each member then finishes when the
+//   member's link changes and no member leaves as scheduled before the replayed round would end. Each member then finishes when the
 //   recorded round's member did, counted from the moment the last member started (members may
 //   start at different moments); what it sends is charged when the round starts, what it receives
 //   when it finishes, as the network would count them.
@@ -24,7 +24,8 @@
 // - A replayed round whose membership breaks before every member started (a member goes down, or
 //   one has not started a sender timeout after the first) is handed to the AveragingService at
 //   that moment, so failures are simulated, not replayed. A member that goes down after all
-//   started is not: the others finish when recorded, but without that member's span if it
+//   started without notice (an experiment's kill; scheduled departures are known beforehand, see
+//   next_change) is not: the others finish when recorded, but without that member's span if it
 //   reduced one and died before they finished (they keep their own values there, as the core's
 //   round does when a reducer's link breaks; documented in docs/interpretations.md).
 // Rounds that carry real values are always simulated.
@@ -55,11 +56,13 @@ struct ReplayStats {
 
 class RoundReplay {
  public:
-  // `link_of(peer)`: the peer's access link now. `next_link_change(peer)`: when it next changes
-  // (a bandwidth trace; +infinity if never): a round that would still run then is simulated.
+  // `link_of(peer)`: the peer's access link now. `next_change(peer)`: when its link next changes
+  // or it next leaves as scheduled (a bandwidth trace row, a churn departure; +infinity if never):
+  // a round that would still run then is simulated, since how a departure ends a round is the
+  // protocol's to decide.
   // `pair_cap(from, to)`: the network's cap on that ordered pair (+infinity: none), fixed for the
   // life of the RoundReplay.
-  RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of, std::function<double(PeerId)> next_link_change,
+  RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of, std::function<double(PeerId)> next_change,
               std::function<double(PeerId, PeerId)> pair_cap);
   ~RoundReplay();
   RoundReplay(const RoundReplay&) = delete;
@@ -148,7 +151,7 @@ class RoundReplay {
 
   SimWorld& world_;
   std::function<LinkSpec(PeerId)> link_of_;
-  std::function<double(PeerId)> next_link_change_;
+  std::function<double(PeerId)> next_change_;
   std::function<double(PeerId, PeerId)> pair_cap_;
   std::map<std::uint64_t, Round> rounds_;                    // in flight, by round id
   std::map<PeerId, PeerId> downloads_;                       // in flight: downloader -> provider
