@@ -52,7 +52,9 @@ class Environment {
   virtual Seconds now() const = 0;
 
   // Runs `fn` after `delay` seconds (>= 0; otherwise std::invalid_argument), never earlier. Timers
-  // due at the same instant run in the order they were scheduled.
+  // due at the same instant run in the order they were scheduled. A timer set for `due - now()`
+  // can run when now() is a rounding step short of `due`: compare with kTimerSlack (below), or a
+  // timer that re-arms itself until `due` can loop at one instant for good.
   virtual TimerHandle schedule(Seconds delay, std::function<void()> fn) = 0;
   // Cancels a pending timer or compute job. Cancelling a fired, cancelled or unknown handle (or 0)
   // does nothing.

@@ -14,10 +14,6 @@
 
 namespace swarmlab::core::averaging {
 namespace {
-// Timers are set with relative delays, so now + (deadline - now) may land a rounding step short of
-// the deadline; without slack the watchdog would re-arm at the same instant forever.
-constexpr Seconds kTimerSlack = 1e-9;
-
 // The reduction arithmetic, in Eigen (tests/bench/averaging_bench.cc: faster than the plain
 // loops, same bits: one rounding per multiplication and per addition, no FMA).
 using FloatArray = Eigen::Map<Eigen::ArrayXf>;

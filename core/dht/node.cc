@@ -132,7 +132,9 @@ void DhtNode::arm_timeout() {
 }
 
 void DhtNode::expire_requests() {
-  while (!pending_.empty() && pending_.begin()->second.deadline <= env_.now()) fail_request(pending_.begin()->first, true);
+  while (!pending_.empty() && pending_.begin()->second.deadline <= env_.now() + kTimerSlack) {
+    fail_request(pending_.begin()->first, true);
+  }
   arm_timeout();
 }
 

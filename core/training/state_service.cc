@@ -123,7 +123,7 @@ void StateService::arm_watchdog() {
   watchdog_ = env_.schedule(std::max(0.0, due - env_.now()), [this] {
     watchdog_ = 0;
     if (!done_) return;
-    if (env_.now() - last_heard_ >= config_.idle_timeout) finish(false);
+    if (env_.now() + kTimerSlack - last_heard_ >= config_.idle_timeout) finish(false);
     else arm_watchdog();
   });
 }
