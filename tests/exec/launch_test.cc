@@ -132,6 +132,13 @@ bool averaged_whole_after(const std::string& out_dir, std::size_t peer, std::uin
   return false;
 }
 
+// For a failing run: the launcher's rows and every peer's log.
+void print_rows_and_logs(const LaunchResult& r) {
+  for (const auto& round : r.rounds)
+    std::printf("round %llu: %zu reported of %zu\n", static_cast<unsigned long long>(round.round), round.reported, round.participants);
+  std::printf("%s", testing::peer_logs(r).c_str());
+}
+
 TEST(LiveSwarm, KilledPeerIsDroppedAndRejoinsTheNextRound) {
   TempDir dir;
   // The survivors do not wait for it (docs/interpretations.md §24): it takes a few rounds to be
@@ -156,11 +163,7 @@ TEST(LiveSwarm, KilledPeerIsDroppedAndRejoinsTheNextRound) {
   EXPECT_LE(last.max_abs_error, 1e-5);
   EXPECT_TRUE(r.ok);
   EXPECT_TRUE(averaged_whole_after(r.out_dir, 2, 1, 4)) << "the restarted peer never averaged again with all four";
-  if (HasFailure()) {
-    for (const auto& round : r.rounds)
-      std::printf("round %llu: %zu reported of %zu\n", static_cast<unsigned long long>(round.round), round.reported, round.participants);
-    std::printf("%s", testing::peer_logs(r).c_str());
-  }
+  if (HasFailure()) print_rows_and_logs(r);
   // The simulator's Departure::Crash of the same peer at the same moment: dropped, a span lost,
   // the round not held up by a timeout (its connections close at once).
   const sim::AveragingRunResult predicted = simulate_departure(o.scenario_path, o, sim::SimWorld::Departure::Crash);
@@ -221,10 +224,12 @@ TEST(LiveSwarm, APeerKilledForGoodIsLeftOutOfLaterRoundsWithoutDelay) {
 // all of that: same members dropped, a span lost, a round lengthened by the timeout.
 TEST(LiveSwarm, SilentlyStoppedPeerIsDroppedByTimeoutsLikeTheSimulatorsSilentDeparture) {
   TempDir dir;
-  LaunchOptions o = faulty_launch(dir, 4, KillSpec{2, 1, 0.3, 3.0, true});
+  // Six rounds: stopped for 3 s, killed and restarted, the peer takes a few rounds to be back (with
+  // four, a clean clone's run under load once ended before it averaged whole again).
+  LaunchOptions o = faulty_launch(dir, 6, KillSpec{2, 1, 0.3, 3.0, true});
   o.timeouts.max_sender = 2;
   const LaunchResult r = launch(o);
-  ASSERT_EQ(r.rounds.size(), 4u);
+  ASSERT_EQ(r.rounds.size(), 6u);
   EXPECT_EQ(r.restarts, 1u);
   const LaunchRound& stopped = r.rounds[1];
   EXPECT_EQ(stopped.reported, stopped.participants - 1);
@@ -239,6 +244,7 @@ TEST(LiveSwarm, SilentlyStoppedPeerIsDroppedByTimeoutsLikeTheSimulatorsSilentDep
   EXPECT_FALSE(last.dropped_any);
   EXPECT_TRUE(r.ok);
   EXPECT_TRUE(averaged_whole_after(r.out_dir, 2, 1, 4)) << "the restarted peer never averaged again with all four";
+  if (HasFailure()) print_rows_and_logs(r);
 
   // The simulator's silent departure of the same peer at the same moment.
   const sim::AveragingRunResult predicted = simulate_departure(o.scenario_path, o, sim::SimWorld::Departure::Silent);
