@@ -14,10 +14,10 @@
 //   group lists them in nor which peers they are matters, so two alike peers that swap roles
 //   replay the same recording, each as the other did), every member
 //   is up, no member's link carries other bulk traffic when the first member starts it, and no
-//   member's link changes and no member leaves as scheduled before the replayed round would end. Each member then finishes when the
-//   recorded round's member did, counted from the moment the last member started (members may
-//   start at different moments); what it sends is charged when the round starts, what it receives
-//   when it finishes, as the network would count them.
+//   member's link changes and no member leaves as scheduled before the replayed round would end.
+//   Each member then finishes when the recorded round's member did, counted from the moment the
+//   last member started (members may start at different moments); what it sends is charged when
+//   the round starts, what it receives when it finishes, as the network would count them.
 // - A round is recorded when it was simulated and came out clean: every member completed with
 //   nobody dropped, no member went down, and no member moved other bulk traffic meanwhile (a
 //   state download under way at either end when the round begins counts).

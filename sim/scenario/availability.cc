@@ -1,5 +1,7 @@
 #include "sim/scenario/availability.h"
 
+#include <algorithm>
+
 namespace swarmlab::sim {
 
 std::size_t schedule_availability(const scenarios::Scenario& sc, Engine& engine, std::function<void(PeerId)> up,
@@ -21,6 +23,16 @@ std::size_t schedule_availability(const scenarios::Scenario& sc, Engine& engine,
     ++scheduled;
   }
   return scheduled;
+}
+
+std::vector<std::vector<double>> scheduled_departures(const scenarios::Scenario& sc) {
+  std::vector<std::vector<double>> out(sc.peers.size());
+  for (std::size_t k = 0; k < sc.peers.size(); ++k)
+    if (sc.peers[k].leave_s) out[k].push_back(*sc.peers[k].leave_s);
+  for (const auto& e : sc.churn.events)
+    if (!e.up) out[*sc.find_peer(e.peer)].push_back(e.time_s);
+  for (auto& times : out) std::sort(times.begin(), times.end());
+  return out;
 }
 
 }  // namespace swarmlab::sim

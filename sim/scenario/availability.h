@@ -1,6 +1,7 @@
 #pragma once
 // When a scenario's peers are up: join and leave times, and the churn trace.
 #include <functional>
+#include <vector>
 
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
@@ -13,5 +14,8 @@ namespace swarmlab::sim {
 // Returns the number of events scheduled.
 std::size_t schedule_availability(const scenarios::Scenario& scenario, Engine& engine, std::function<void(PeerId)> up,
                                   std::function<void(PeerId)> down);
+
+// The times at which schedule_availability calls down(i), per peer, in time order.
+std::vector<std::vector<double>> scheduled_departures(const scenarios::Scenario& scenario);
 
 }  // namespace swarmlab::sim

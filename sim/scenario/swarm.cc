@@ -52,28 +52,21 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
     std::map<std::pair<PeerId, PeerId>, double> caps;
     for (const auto& cap : sc.pair_caps)  // one per ordered pair (the loader rejects duplicates)
       caps.emplace(std::pair{static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to)}, cap.bps * g);
-    // Every scheduled departure per peer, in time order: the scenario's leave_s and the churn
-    // trace's downs.
-    std::vector<std::vector<double>> departures(n);
-    for (PeerId i = 0; i < n; ++i)
-      if (sc.peers[i].leave_s) departures[i].push_back(*sc.peers[i].leave_s);
-    for (const auto& e : sc.churn.events)
-      if (!e.up)
-        if (const auto i = sc.find_peer(e.peer)) departures[*i].push_back(e.time_s);
-    for (auto& d : departures) std::sort(d.begin(), d.end());
+    // When each peer's link next changes (a bandwidth trace row) or it leaves as scheduled, in time
+    // order: looked up for every member of every replayed round.
+    std::vector<std::vector<double>> changes = scheduled_departures(sc);
+    for (const auto& e : sc.bandwidth.events)
+      if (const auto i = sc.find_peer(e.peer)) changes[*i].push_back(e.time_s);
+    for (auto& times : changes) std::sort(times.begin(), times.end());
     replay_ = std::make_unique<RoundReplay>(
         *world_,
         [this, g](PeerId p) {
           const auto [down, up] = sc_.peer_bandwidth(p, engine_.now());
           return LinkSpec{down * g, up * g, sc_.peers[p].latency_s};
         },
-        [this, departures = std::move(departures)](PeerId p) {
-          const double now = engine_.now();
-          const auto leaves = std::upper_bound(departures[p].begin(), departures[p].end(), now);
-          double next = leaves == departures[p].end() ? std::numeric_limits<double>::infinity() : *leaves;
-          for (const auto& e : sc_.bandwidth.events)
-            if (e.time_s > now && e.time_s < next && e.peer == sc_.peers[p].name) next = e.time_s;
-          return next;
+        [this, changes = std::move(changes)](PeerId p) {
+          const auto next = std::upper_bound(changes[p].begin(), changes[p].end(), engine_.now());
+          return next == changes[p].end() ? std::numeric_limits<double>::infinity() : *next;
         },
         [caps = std::move(caps)](PeerId from, PeerId to) {
           const auto it = caps.find({from, to});
