@@ -52,10 +52,19 @@ class Environment {
   virtual Seconds now() const = 0;
 
   // Runs `fn` after `delay` seconds (>= 0; otherwise std::invalid_argument), never earlier. Timers
-  // due at the same instant run in the order they were scheduled. A timer set for `due - now()`
-  // can run when now() is a rounding step short of `due`: compare with kTimerSlack (below), or a
-  // timer that re-arms itself until `due` can loop at one instant for good.
+  // due at the same instant run in the order they were scheduled.
   virtual TimerHandle schedule(Seconds delay, std::function<void()> fn) = 0;
+  // Runs `fn` at time `due` (a past `due` runs it at once, on a later turn), as schedule does. Use
+  // it for deadlines instead of schedule(due - now()): in live mode the clock moves while a handler
+  // runs, so `due` checked against one now() read can be past by the next read, and a negative
+  // delay throws. The default reads the clock once; a binding may keep `due` exactly. Where it
+  // does not (the simulator), the timer can run when now() is a rounding step short of `due`:
+  // compare with kTimerSlack (core/types.h), or a timer that re-arms itself until `due` can loop
+  // at one instant for good.
+  virtual TimerHandle schedule_at(Seconds due, std::function<void()> fn) {
+    const Seconds delay = due - now();
+    return schedule(delay < 0 ? 0.0 : delay, std::move(fn));  // a NaN `due` throws there
+  }
   // Cancels a pending timer or compute job. Cancelling a fired, cancelled or unknown handle (or 0)
   // does nothing.
   virtual void cancel(TimerHandle handle) = 0;

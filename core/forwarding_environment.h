@@ -16,6 +16,7 @@ class ForwardingEnvironment : public Environment {
   PeerId self() const override { return inner_.self(); }
   Seconds now() const override { return inner_.now(); }
   TimerHandle schedule(Seconds delay, std::function<void()> fn) override { return inner_.schedule(delay, std::move(fn)); }
+  TimerHandle schedule_at(Seconds due, std::function<void()> fn) override { return inner_.schedule_at(due, std::move(fn)); }
   void cancel(TimerHandle handle) override { inner_.cancel(handle); }
   TimerHandle compute(std::uint64_t samples, std::function<void()> done) override { return inner_.compute(samples, std::move(done)); }
   Rng& rng() override { return inner_.rng(); }

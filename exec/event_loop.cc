@@ -5,6 +5,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -57,8 +58,15 @@ EventLoop::~EventLoop() {
 
 EventLoop::TimerId EventLoop::schedule(double delay, Callback fn) {
   if (!(delay >= 0)) throw std::invalid_argument("schedule: delay must be >= 0");
+  return schedule_at(now() + delay, std::move(fn));
+}
+
+EventLoop::TimerId EventLoop::schedule_at(double deadline, Callback fn) {
+  if (std::isnan(deadline)) throw std::invalid_argument("schedule_at: deadline is not a number");
+  // Never before now: run_due_timers only takes timers due when its pass began, so a past
+  // deadline waits for the next turn as a zero delay does.
+  deadline = std::max(deadline, now());
   const TimerId id = next_timer_++;
-  const double deadline = now() + delay;
   timers_.emplace(std::make_pair(deadline, id), std::move(fn));
   timer_deadline_.emplace(id, deadline);
   return id;

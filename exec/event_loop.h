@@ -37,6 +37,8 @@ class EventLoop {
 
   // Runs `fn` on the loop after `delay` seconds (>= 0). Equal deadlines run in scheduling order.
   TimerId schedule(double delay, Callback fn);
+  // Runs `fn` on the loop at now() == `deadline`; a deadline already past runs on the next turn.
+  TimerId schedule_at(double deadline, Callback fn);
   // Cancelling a fired or unknown timer does nothing.
   void cancel(TimerId id);
 

@@ -44,6 +44,10 @@ core::TimerHandle LiveEnvironment::schedule(core::Seconds delay, std::function<v
   return loop_.schedule(delay, std::move(fn));
 }
 
+core::TimerHandle LiveEnvironment::schedule_at(core::Seconds due, std::function<void()> fn) {
+  return loop_.schedule_at(due, std::move(fn));
+}
+
 void LiveEnvironment::cancel(core::TimerHandle handle) {
   if (handle == 0) return;
   if (handle & kComputeBit) worker_.cancel(handle & ~kComputeBit);

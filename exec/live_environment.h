@@ -44,6 +44,7 @@ class LiveEnvironment final : public core::Environment {
   core::PeerId self() const override { return self_; }
   core::Seconds now() const override { return loop_.now(); }
   core::TimerHandle schedule(core::Seconds delay, std::function<void()> fn) override;
+  core::TimerHandle schedule_at(core::Seconds due, std::function<void()> fn) override;
   void cancel(core::TimerHandle handle) override;
   void send(core::PeerId to, core::Message message) override;
   void set_pacing(core::PeerId to, double bits_per_s) override;

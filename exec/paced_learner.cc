@@ -22,7 +22,7 @@ void PacedLearner::compute(std::uint64_t samples, std::function<void()> done) {
   next_start_ = start + floor;
   paced_seconds_ += floor;
   if (start <= env_.now()) return inner_->compute(samples, std::move(done));
-  hold_ = env_.schedule(start - env_.now(), [this, samples, done = std::move(done)]() mutable {
+  hold_ = env_.schedule_at(start, [this, samples, done = std::move(done)]() mutable {
     hold_ = 0;
     inner_->compute(samples, std::move(done));
   });

@@ -22,7 +22,7 @@ void AuthenticatedEnvironment::after_work(Seconds& busy_until, Seconds cost, std
     return;
   }
   busy_until = std::max(busy_until, now()) + std::max(cost, 0.0);
-  inner_.schedule(busy_until - now(), [alive = std::weak_ptr<bool>(alive_), fn = std::move(fn)] {
+  inner_.schedule_at(busy_until, [alive = std::weak_ptr<bool>(alive_), fn = std::move(fn)] {
     if (!alive.expired()) fn();
   });
 }

@@ -284,7 +284,7 @@ void ButterflyRound::finalize(std::uint32_t k) {
 
 void ButterflyRound::arm_sender_watchdog(std::size_t s) {
   SenderState& st = senders_[s];
-  st.watchdog = env_.schedule(std::max(0.0, st.last_heard + timeouts_.sender - env_.now()), [this, s] {
+  st.watchdog = env_.schedule_at(st.last_heard + timeouts_.sender, [this, s] {
     SenderState& w = senders_[s];
     w.watchdog = 0;
     if (finished_ || w.dropped || w.received == my_parts_) return;
@@ -297,7 +297,7 @@ void ButterflyRound::arm_sender_watchdog(std::size_t s) {
 
 void ButterflyRound::arm_reducer_watchdog(std::size_t j) {
   ReducerState& st = reducers_[j];
-  st.watchdog = env_.schedule(std::max(0.0, st.last_heard + timeouts_.reducer - env_.now()), [this, j] {
+  st.watchdog = env_.schedule_at(st.last_heard + timeouts_.reducer, [this, j] {
     ReducerState& w = reducers_[j];
     w.watchdog = 0;
     if (finished_ || w.dropped || w.received == plan_.parts_in_span(j)) return;

@@ -63,6 +63,12 @@ void DhtNode::later(Seconds delay, std::function<void()> fn) {
   });
 }
 
+void DhtNode::later_at(Seconds due, std::function<void()> fn) {
+  env_.schedule_at(due, [alive = alive_, fn = std::move(fn)] {
+    if (*alive) fn();
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Messaging
 
@@ -125,7 +131,7 @@ void DhtNode::fail_request(std::uint64_t request_id, bool timed_out) {
 void DhtNode::arm_timeout() {
   if (timeout_armed_ || pending_.empty()) return;
   timeout_armed_ = true;
-  later(std::max(0.0, pending_.begin()->second.deadline - env_.now()), [this] {
+  later_at(pending_.begin()->second.deadline, [this] {
     timeout_armed_ = false;
     expire_requests();
   });
@@ -309,7 +315,7 @@ void DhtNode::pump(std::uint64_t lookup_id) {
     if (oldest) {
       l.slow_timer = true;
       // A request sent before the lookup narrowed may be slow already: then at once.
-      later(std::max(0.0, *oldest + config_.slow_request_s - env_.now()), [this, lookup_id, oldest = *oldest] {
+      later_at(*oldest + config_.slow_request_s, [this, lookup_id, oldest = *oldest] {
         auto it = lookups_.find(lookup_id);
         if (it == lookups_.end()) return;
         it->second->slow_timer = false;

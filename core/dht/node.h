@@ -201,6 +201,8 @@ class DhtNode final : public Service {
   void refresh_bucket(int index);
   // Runs `fn` later (never inside the caller), unless this node has been destroyed by then.
   void later(Seconds delay, std::function<void()> fn);
+  // The same at time `due` (at once, on a later turn, if it is past).
+  void later_at(Seconds due, std::function<void()> fn);
 
   Environment& env_;
   NodeId id_;

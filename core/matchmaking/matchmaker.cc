@@ -142,14 +142,14 @@ void Matchmaker::declare(Seconds due, std::function<void()> stored) {
   due_timer_ = 0;
   // Once the step is due, a group holding everyone expected begins (leader_check) before the
   // declaration expires.
-  if (due > env_.now() && due < declared_expiration_) due_timer_ = env_.schedule(due - env_.now(), [this] {
+  if (due > env_.now() && due < declared_expiration_) due_timer_ = env_.schedule_at(due, [this] {
       due_timer_ = 0;
       leader_check();
     });
   extended_ = 0;
   store_declaration(declared_key_, declared_expiration_, true, std::move(stored));
   env_.cancel(deadline_timer_);
-  deadline_timer_ = env_.schedule(declared_expiration_ - env_.now(), [this] {
+  deadline_timer_ = env_.schedule_at(declared_expiration_, [this] {
     deadline_timer_ = 0;
     on_deadline();
   });
@@ -479,8 +479,7 @@ void Matchmaker::schedule_fetch() {
   // Declarations made at the same moment as ours are being stored right now: read again soon, then
   // back off to the search period.
   const Seconds period = std::min(config_.search_period, config_.first_search_delay * (1 << std::min(empty_fetches_++, 8)));
-  const Seconds delay = std::max(0.0, last_fetch_ + period - env_.now());
-  fetch_timer_ = env_.schedule(delay, [this] {
+  fetch_timer_ = env_.schedule_at(last_fetch_ + period, [this] {
     fetch_timer_ = 0;
     fetch();
   });

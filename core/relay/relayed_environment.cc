@@ -38,7 +38,7 @@ void RelayedEnvironment::send(PeerId to, Message message) {
     return transmit(to, std::move(message));
   }
   s.queue.push_back(std::move(message));
-  if (!s.timer) s.timer = inner_.schedule(std::max(0.0, s.next_free - now()), [this, to, alive = std::weak_ptr<bool>(alive_)] {
+  if (!s.timer) s.timer = inner_.schedule_at(s.next_free, [this, to, alive = std::weak_ptr<bool>(alive_)] {
     if (!alive.expired()) release(to);
   });
 }
@@ -65,7 +65,7 @@ void RelayedEnvironment::release(PeerId to) {
     transmit(to, std::move(m));
   }
   if (!s.queue.empty())
-    s.timer = inner_.schedule(s.next_free - now(), [this, to, alive = std::weak_ptr<bool>(alive_)] {
+    s.timer = inner_.schedule_at(s.next_free, [this, to, alive = std::weak_ptr<bool>(alive_)] {
       if (!alive.expired()) release(to);
     });
 }

@@ -120,7 +120,7 @@ void StateService::on_link_failure(PeerId peer) {
 
 void StateService::arm_watchdog() {
   const Seconds due = last_heard_ + config_.idle_timeout;
-  watchdog_ = env_.schedule(std::max(0.0, due - env_.now()), [this] {
+  watchdog_ = env_.schedule_at(due, [this] {
     watchdog_ = 0;
     if (!done_) return;
     if (env_.now() + kTimerSlack - last_heard_ >= config_.idle_timeout) finish(false);

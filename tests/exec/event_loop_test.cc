@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -29,6 +31,26 @@ TEST(EventLoop, TimersFireNoEarlierThanAsked) {
   loop.schedule(0.05, [&] { fired = loop.now(); });
   EXPECT_TRUE(loop.run_until([&] { return fired >= 0; }, 2));
   EXPECT_GE(fired - start, 0.05);
+}
+
+TEST(EventLoop, DeadlinesRunNoEarlierAndPastOnesOnTheNextTurn) {
+  EventLoop loop;
+  const double due = loop.now() + 0.05;
+  double fired = -1;
+  loop.schedule_at(due, [&] { fired = loop.now(); });
+  EXPECT_TRUE(loop.run_until([&] { return fired >= 0; }, 2));
+  EXPECT_GE(fired, due);
+  // From inside a timer, a deadline already past waits for the next pass (as a zero delay does),
+  // after the timers that pass had already taken.
+  std::vector<int> order;
+  loop.schedule(0, [&] {
+    order.push_back(1);
+    loop.schedule_at(loop.now() - 10, [&] { order.push_back(3); });
+  });
+  loop.schedule(0, [&] { order.push_back(2); });
+  EXPECT_TRUE(loop.run_until([&] { return order.size() == 3; }, 2));
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_THROW(loop.schedule_at(std::nan(""), [] {}), std::invalid_argument);
 }
 
 TEST(EventLoop, CancelledTimersNeverRun) {

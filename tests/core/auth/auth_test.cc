@@ -12,6 +12,7 @@
 #include "core/dht/node.h"
 #include "core/service_mux.h"
 #include "support/memory_world.h"
+#include "support/moving_clock_environment.h"
 #include "support/recording_service.h"
 
 namespace swarmlab::core::auth {
@@ -166,11 +167,15 @@ TEST(Authenticator, ARefreshedTokenKeepsThePeerTalkingPastTheOldExpiration) {
 
 using Recorder = testing::RecordingService;
 
-// n peers in a MemoryWorld; peer `unlisted` (if any) holds a token it signed itself.
+// n peers in a MemoryWorld; peer `unlisted` (if any) holds a token it signed itself. With
+// `clock_step`, each peer's clock moves by that much at every read, as live mode's does.
 struct AuthWorld {
-  AuthWorld(std::size_t n, std::optional<PeerId> unlisted = std::nullopt, AuthenticatedEnvironmentOptions extra = {})
+  AuthWorld(std::size_t n, std::optional<PeerId> unlisted = std::nullopt, AuthenticatedEnvironmentOptions extra = {},
+            Seconds clock_step = 0)
       : world(n, testing::PeerSpec{0.01, 0, 0}) {
     for (PeerId i = 0; i < n; ++i) keys.push_back(peer_key(static_cast<std::uint8_t>(i + 1)));
+    for (PeerId i = 0; i < n; ++i)
+      if (clock_step > 0) clocks.push_back(std::make_unique<testing::MovingClockEnvironment>(world.env(i), clock_step));
     for (PeerId i = 0; i < n; ++i) {
       const KeyPair& issuer = unlisted == i ? kImpostorAuthority : kAuthority;
       auths.push_back(std::make_unique<Authenticator>(
@@ -178,10 +183,12 @@ struct AuthWorld {
       AuthenticatedEnvironmentOptions o = extra;
       o.key_of = [this](PeerId p) { return std::optional<PublicKey>(keys.at(p).public_key); };
       o.unix_origin_s = kT0;
-      envs.push_back(std::make_unique<AuthenticatedEnvironment>(world.env(i), *auths[i], o));
+      Environment& inner = clocks.empty() ? world.env(i) : *clocks[i];
+      envs.push_back(std::make_unique<AuthenticatedEnvironment>(inner, *auths[i], o));
     }
   }
   testing::MemoryWorld world;
+  std::vector<std::unique_ptr<testing::MovingClockEnvironment>> clocks;
   std::vector<KeyPair> keys;
   std::vector<std::unique_ptr<Authenticator>> auths;
   std::vector<std::unique_ptr<AuthenticatedEnvironment>> envs;
@@ -256,6 +263,22 @@ TEST(AuthenticatedEnvironment, SigningAndVerifyingCostsAreChargedInOrder) {
   const double first = 0.011 + 0.020 + 0.002 + 1e-6 * (10000 + overhead);
   EXPECT_NEAR(t.at[0], first, 1e-9);
   EXPECT_NEAR(t.at[1], first + 0.002 + 1e-6 * (1 + overhead), 1e-9);
+}
+
+// Live mode's clock moves while a handler runs. Signing and verifying costs shorter than it moves
+// between two reads still queue up: the CPU queue is a deadline, never a delay taken against a
+// later read (which came out negative here, and throws in every binding).
+TEST(AuthenticatedEnvironment, CostsShorterThanTheClockMovesWithinAHandlerStillQueue) {
+  AuthenticatedEnvironmentOptions costs;
+  costs.sign_cost = [](std::size_t) { return 1e-4; };
+  costs.verify_cost = [](std::size_t) { return 1e-4; };
+  AuthWorld w(2, std::nullopt, costs, /*clock_step=*/1e-3);
+  Recorder r;
+  w.envs[1]->set_sink(&r);
+  for (std::uint8_t i = 0; i < 5; ++i) ASSERT_NO_THROW(w.envs[0]->send(1, message_of({i})));
+  ASSERT_NO_THROW(w.world.run());
+  ASSERT_EQ(r.got.size(), 5u);
+  for (std::uint8_t i = 0; i < 5; ++i) EXPECT_EQ(r.got[i].second, (std::vector<std::uint8_t>{i}));
 }
 
 TEST(AuthenticatedEnvironment, ALinkFailureWaitsBehindTheMessagesBeforeIt) {

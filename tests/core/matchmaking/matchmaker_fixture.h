@@ -21,8 +21,9 @@ struct MatchSwarm : core::testing::DhtSwarm {
   std::vector<std::unique_ptr<Matchmaker>> mm;
   std::vector<std::vector<Result>> results;  // per peer, one per look_for_group()
 
-  MatchSwarm(std::size_t n, const std::function<MatchmakingConfig(PeerId)>& config, std::uint64_t seed = 1)
-      : DhtSwarm(std::vector<double>(n, 100.0), seed), results(n) {
+  MatchSwarm(std::size_t n, const std::function<MatchmakingConfig(PeerId)>& config, std::uint64_t seed = 1,
+             Seconds clock_step = 0)
+      : DhtSwarm(std::vector<double>(n, 100.0), seed, clock_step), results(n) {
     for (PeerId p = 0; p < n; ++p) {
       mm.push_back(std::make_unique<Matchmaker>(env(p), *nodes[p], config(p)));
       Matchmaker* m = mm.back().get();

@@ -187,6 +187,27 @@ TEST(Matchmaker, TheFirstReadWaitsForOurOwnDeclaration) {
   }
 }
 
+// Live mode's clock moves while a handler runs. A step due a few reads after look_for_group()
+// begins is ahead at one read of the declaration and past at the next: its timer is a deadline,
+// never `due - now()` against the later read (before, some of these offsets threw).
+TEST(Matchmaker, AStepDueWhileTheDeclarationIsMadeOnAClockThatMovesWithinHandlers) {
+  constexpr Seconds kStep = 1e-3;
+  for (double reads = 0.5; reads <= 8.0; reads += 0.25) {
+    SCOPED_TRACE("the step is due " + std::to_string(reads) + " clock reads after the search begins");
+    MatchSwarm s(2, [](PeerId) { return MatchmakingConfig{}; }, 1, kStep);
+    for (PeerId p = 0; p < 2; ++p) {
+      s.world->after(1.0, [&s, p, reads] {
+        const Seconds due = s.env(p).now() + reads * kStep;
+        s.mm[p]->look_for_group([&s, p](std::optional<Group> g) { s.results[p].push_back({std::move(g), s.now()}); },
+                                std::numeric_limits<double>::infinity(), due);
+      });
+    }
+    ASSERT_NO_THROW(s.run_for(30));
+    const auto groups = check_round(s, 0, 2, 2);
+    EXPECT_EQ(groups.size(), 1u);
+  }
+}
+
 TEST(Matchmaker, ClientModePeersJoinButNeverLead) {
   MatchSwarm s(5, [](PeerId p) {
     MatchmakingConfig c;

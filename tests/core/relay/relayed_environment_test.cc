@@ -7,6 +7,7 @@
 
 #include "core/relay/relay_frame.h"
 #include "support/memory_world.h"
+#include "support/moving_clock_environment.h"
 #include "support/recording_service.h"
 
 namespace swarmlab::core::relay {
@@ -18,8 +19,9 @@ using testing::RecordingService;
 Message bytes_message(std::vector<std::uint8_t> b, std::uint64_t virtual_bytes = 0) { return Message{std::move(b), virtual_bytes}; }
 
 // Peer 0 public and the relay, 1 public, 2 and 3 behind NAT (cone and symmetric), 4 behind a cone NAT.
+// With `clock_step`, each peer's clock moves by that much at every read, as live mode's does.
 struct RelayWorld {
-  explicit RelayWorld(bool relays = true, bool punching = false) {
+  explicit RelayWorld(bool relays = true, bool punching = false, Seconds clock_step = 0) {
     ReachabilityConfig c;
     c.nat = {Nat::None, Nat::None, Nat::Cone, Nat::Symmetric, Nat::Cone};
     if (relays) c.relays = {{0, 1e9, 1e9}};
@@ -31,12 +33,14 @@ struct RelayWorld {
       for (PeerId b = 0; b < world.size(); ++b)
         if (a != b && !reach->direct(a, b)) world.set_blocked_one_way(a, b, true);
     for (PeerId p = 0; p < world.size(); ++p) {
-      envs.push_back(std::make_unique<RelayedEnvironment>(world.env(p), *reach));
+      if (clock_step > 0) clocks.push_back(std::make_unique<testing::MovingClockEnvironment>(world.env(p), clock_step));
+      envs.push_back(std::make_unique<RelayedEnvironment>(clocks.empty() ? world.env(p) : *clocks.back(), *reach));
       sinks.push_back(std::make_unique<RecordingService>());
       envs.back()->set_sink(sinks.back().get());
     }
   }
   MemoryWorld world{5};
+  std::vector<std::unique_ptr<testing::MovingClockEnvironment>> clocks;
   std::unique_ptr<Reachability> reach;
   std::vector<std::unique_ptr<RelayedEnvironment>> envs;
   std::vector<std::unique_ptr<RecordingService>> sinks;
@@ -212,6 +216,23 @@ TEST(RelayedEnvironment, PacingStaysPerPairWhenCircuitsShareTheConnectionToTheRe
   // The stream kept its rate: 19 messages after the first over about 1.25 s.
   EXPECT_GT(w.world.now(), 1.2);
   for (std::uint8_t k = 0; k < 20; ++k) EXPECT_EQ(w.sinks[3]->got[k].second, std::vector<std::uint8_t>{k});
+}
+
+// Live mode's clock moves while a handler runs. A paced stream whose messages take about as long
+// to send as the clock moves between two reads keeps its order and never asks for a negative delay:
+// the next release is a deadline, never `next_free - now()` against a later read (before, some
+// of these rates threw).
+TEST(RelayedEnvironment, APacedStreamKeepsGoingOnAClockThatMovesWithinAHandler) {
+  constexpr Seconds kStep = 1e-3;
+  for (double reads = 0.5; reads <= 4.0; reads += 0.125) {
+    SCOPED_TRACE("a message takes about " + std::to_string(reads) + " clock reads to send");
+    RelayWorld w(true, false, kStep);
+    w.envs[2]->set_pacing(3, 8.0 * 1000 / (reads * kStep));
+    for (std::uint8_t k = 0; k < 6; ++k) ASSERT_NO_THROW(w.envs[2]->send(3, bytes_message({k}, 1000)));
+    ASSERT_NO_THROW(w.world.run());
+    ASSERT_EQ(w.sinks[3]->got.size(), 6u);
+    for (std::uint8_t k = 0; k < 6; ++k) EXPECT_EQ(w.sinks[3]->got[k].second, std::vector<std::uint8_t>{k});
+  }
 }
 
 TEST(RelayFrame, RoundTripsAndRejectsMalformedBytes) {
