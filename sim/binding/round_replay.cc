@@ -186,7 +186,7 @@ void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values
     r.position.assign(n, 0);
     for (std::size_t k = 0; k < n; ++k) r.position[order[k]] = k;
     const Recorded* rec = find_recording(plan, r.head, order);
-    if (values.empty() && rec && quiet(r.members)) {
+    if (values.empty() && rec && quiet(r.members) && newcomers_.empty()) {
       r.mode = Mode::Replay;
       r.recorded = rec;
       // A member that has not started a sender timeout after the first: the replay is off.
@@ -209,6 +209,7 @@ void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values
     return;
   }
   r.has_started[*me] = true;
+  newcomers_.erase(a.env().self());
   ++r.started;
   r.last_start = world_.engine().now();
   r.sent0[*me] = world_.bytes_sent(a.env().self());
@@ -275,8 +276,10 @@ void RoundReplay::replay_all(std::uint64_t id) {
   core::Seconds longest = 0;
   for (const core::Seconds f : r.recorded->finish) longest = std::max(longest, f);
   const core::Seconds end = started + longest;
+  // A link changes, a member leaves or a peer arrives mid-round, or a newcomer may load the state.
+  if (!newcomers_.empty()) return convert(id);
   for (PeerId p : r.members)
-    if (next_change_(p) <= end) return convert(id);  // a link changes or a member leaves mid-round
+    if (next_change_(p) <= end) return convert(id);
   r.scheduled = true;
   ++stats_.replayed;
   for (auto& [m, s] : r.waiting) {
@@ -328,7 +331,10 @@ void RoundReplay::convert(std::uint64_t id) {
   for (std::size_t m : gone) member_finished(id, m);
 }
 
+void RoundReplay::peer_joined(PeerId peer) { newcomers_.insert(peer); }
+
 void RoundReplay::peer_down(PeerId peer) {
+  newcomers_.erase(peer);
   download_ended(peer);  // its own download dies with it; one it served ends at the other end
   std::vector<std::pair<std::uint64_t, std::size_t>> affected;
   for (auto& [id, r] : rounds_) {

@@ -13,8 +13,10 @@
 //   link, how it paces to each other member and the pair caps between them; neither the order the
 //   group lists them in nor which peers they are matters, so two alike peers that swap roles
 //   replay the same recording, each as the other did), every member
-//   is up, no member's link carries other bulk traffic when the first member starts it, and no
-//   member's link changes and no member leaves as scheduled before the replayed round would end.
+//   is up, no member's link carries other bulk traffic when the first member starts it, no
+//   member's link changes, no member leaves and no peer arrives as scheduled before the replayed
+//   round would end, and no peer that came up after the start is yet to start its first round
+//   (it may load the state from a member at any moment: peer_joined).
 //   Each member then finishes when the recorded round's member did, counted from the moment the
 //   last member started (members may start at different moments); what it sends is charged when
 //   the round starts, what it receives when it finishes, as the network would count them.
@@ -34,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -56,10 +59,11 @@ struct ReplayStats {
 
 class RoundReplay {
  public:
-  // `link_of(peer)`: the peer's access link now. `next_change(peer)`: when its link next changes
-  // or it next leaves as scheduled (a bandwidth trace row, a churn departure; +infinity if never):
-  // a round that would still run then is simulated, since how a departure ends a round is the
-  // protocol's to decide.
+  // `link_of(peer)`: the peer's access link now. `next_change(peer)`: when its link next changes,
+  // it next leaves as scheduled or any peer next arrives as scheduled (a bandwidth trace row, a
+  // churn departure, a join; +infinity if never): a round that would still run then is simulated,
+  // since how a departure ends a round is the protocol's to decide, and a newcomer loads the state
+  // from members at moments no recording knows (see peer_joined).
   // `pair_cap(from, to)`: the network's cap on that ordered pair (+infinity: none), fixed for the
   // life of the RoundReplay.
   RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_of, std::function<double(PeerId)> next_change,
@@ -81,6 +85,10 @@ class RoundReplay {
   // from `provider` to `downloader` began or ended (it loads both ends' links: no round of
   // theirs that runs meanwhile, begun before or after, is clean enough to record).
   void peer_down(PeerId peer);
+  // A peer came up after the start. Until it starts its first round (or goes down) it may begin a
+  // state download from any member at any moment, and a replayed round's bytes never meet it, so
+  // no round is replayed meanwhile (docs/interpretations.md §23).
+  void peer_joined(PeerId peer);
   void download_began(PeerId downloader, PeerId provider);
   void download_ended(PeerId downloader);
 
@@ -156,6 +164,7 @@ class RoundReplay {
   std::map<std::uint64_t, Round> rounds_;                    // in flight, by round id
   std::map<PeerId, PeerId> downloads_;                       // in flight: downloader -> provider
   std::map<PeerId, std::size_t> loaded_;                     // per peer: downloads in flight at either end
+  std::set<PeerId> newcomers_;                               // joined, no round started yet
   bool loaded(PeerId peer) const { return loaded_.count(peer) > 0; }
   void mark_unclean(PeerId peer);
   // By head; a deque, so that replays in flight keep pointing at their Recorded.

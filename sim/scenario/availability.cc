@@ -35,4 +35,16 @@ std::vector<std::vector<double>> scheduled_departures(const scenarios::Scenario&
   return out;
 }
 
+std::vector<double> scheduled_arrivals(const scenarios::Scenario& sc) {
+  std::vector<double> out;
+  for (std::size_t k = 0; k < sc.peers.size(); ++k) {
+    const auto& j = sc.peers[k].join_s;
+    if (j && *j > 0 && sc.peer_up(k, *j)) out.push_back(*j);
+  }
+  for (const auto& e : sc.churn.events)
+    if (e.up && sc.peer_up(*sc.find_peer(e.peer), e.time_s)) out.push_back(e.time_s);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace swarmlab::sim

@@ -18,4 +18,7 @@ std::size_t schedule_availability(const scenarios::Scenario& scenario, Engine& e
 // The times at which schedule_availability calls down(i), per peer, in time order.
 std::vector<std::vector<double>> scheduled_departures(const scenarios::Scenario& scenario);
 
+// The times at which schedule_availability calls up(i) for any peer, in time order.
+std::vector<double> scheduled_arrivals(const scenarios::Scenario& scenario);
+
 }  // namespace swarmlab::sim

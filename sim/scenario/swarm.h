@@ -99,6 +99,7 @@ class SimSwarm {
   std::unique_ptr<SimWorld> world_;
   std::unique_ptr<Oracle> oracle_;
   std::unique_ptr<RoundReplay> replay_;
+  bool started_ = false;  // start() brought up the peers that are up at time 0
   std::unique_ptr<SimAuth> auth_;  // when the scenario has "auth"
   std::shared_ptr<core::averaging::RolesCache> roles_cache_ = std::make_shared<core::averaging::RolesCache>();
   std::shared_ptr<core::training::GroupInputCache> group_inputs_ = std::make_shared<core::training::GroupInputCache>();

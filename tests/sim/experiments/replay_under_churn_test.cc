@@ -70,6 +70,31 @@ TEST(ReplayUnderChurn, RoundsThatAScheduledDepartureInterruptsAreSimulated) {
   EXPECT_NEAR(replayed.mean_round_s, simulated.mean_round_s, 0.001 * simulated.mean_round_s);
 }
 
+// A peer that joins loads the state from a member, at a moment the replay cannot foresee: the
+// round in flight when it arrives, and every round until it starts its first, are simulated. Before,
+// those rounds were replayed, and neither their bytes nor the download's met the other's: 40 steps
+// replayed against 98 simulated in full here (random_churn_scenario(160) below, which this is).
+TEST(ReplayUnderChurn, RoundsWhileANewcomerMayLoadTheStateAreSimulated) {
+  const scenarios::Scenario sc = scenarios::parse_scenario(R"({
+    "name": "replay-newcomer", "seed": 160,
+    "workload": {"model": "toy", "parameters": 5000000, "wire_precision": "fp16", "target_batch": 40},
+    "peers": [
+      {"name": "p0", "compute_sps": 10, "latency_ms": 25, "download_bps": 2e7, "upload_bps": 1e7},
+      {"name": "p1", "compute_sps": 10, "latency_ms": 5, "bandwidth_bps": 5e7},
+      {"name": "p2", "compute_sps": 0, "latency_ms": 5, "bandwidth_bps": 1e8, "join_s": 55.468464},
+      {"name": "p3", "compute_sps": 10, "latency_ms": 45, "download_bps": 5e7, "upload_bps": 2.5e7, "join_s": 296.173964}
+    ],
+    "averaging": {"strategy": "ours"},
+    "training": {"micro_batch": 2, "duration_s": 600, "state_bytes_per_parameter": 12, "metrics_interval_s": 60}
+  })", "replay-newcomer.json");
+  const auto [replayed, simulated] = replayed_and_in_full(sc);
+  ASSERT_GE(simulated.state_downloads, 2u);
+  ASSERT_GT(replayed.rounds_replayed, 0u);
+  EXPECT_EQ(replayed.steps, simulated.steps);
+  EXPECT_EQ(replayed.state_downloads, simulated.state_downloads);
+  EXPECT_NEAR(replayed.mean_round_s, simulated.mean_round_s, 1e-6 * simulated.mean_round_s);
+}
+
 // A small random collaboration of 3–8 peers for 10 minutes: GPUs and CPU-only peers, symmetric
 // and asymmetric links, joins and departures at random, butterfly or one-server averaging.
 scenarios::Scenario random_churn_scenario(std::uint64_t seed) {
@@ -107,18 +132,24 @@ scenarios::Scenario random_churn_scenario(std::uint64_t seed) {
   return scenarios::parse_scenario(text, "random-churn.json");
 }
 
-// What is left of the difference comes from a download that begins during a replayed round, which
-// the replay cannot see (docs/interpretations.md §23). Before the two fixes above, some of these
-// scenarios were 15% apart.
+// A newcomer loads the state from members at moments no recording knows, so rounds in flight when
+// a peer arrives, and rounds begun before a newcomer's first, are simulated (docs/interpretations.md
+// §23). Before, 45 of these 300 scenarios ended on other step counts than simulated in full, one
+// 59% apart. Now one does (seed 295, 128 against 133 steps): it replays only its first four rounds,
+// before anyone joins, and it is chaotic (moving one join by a nanosecond moves its full simulation
+// between 129 and 133 steps), so replay is held to a few such.
 TEST(ReplayUnderChurn, RandomCollaborationsStepAsWhenSimulatedInFull) {
-  int same = 0;
-  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+  int same = 0, replayed_rounds = 0, rounds = 0;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     const auto [replayed, simulated] = replayed_and_in_full(random_churn_scenario(seed));
     const double steps = static_cast<double>(simulated.steps);
     same += replayed.steps == simulated.steps ? 1 : 0;
-    EXPECT_LE(std::abs(static_cast<double>(replayed.steps) - steps), std::max(1.0, 0.1 * steps)) << seed;
+    replayed_rounds += static_cast<int>(replayed.rounds_replayed);
+    rounds += static_cast<int>(replayed.rounds);
+    EXPECT_LE(std::abs(static_cast<double>(replayed.steps) - steps), std::max(1.0, 0.05 * steps)) << seed;
   }
-  EXPECT_GE(same, 32);
+  EXPECT_GE(same, 297);
+  EXPECT_GT(replayed_rounds, rounds / 2);  // replay still stands in for most rounds
 }
 
 }  // namespace
