@@ -20,6 +20,9 @@ namespace {
 // expects its parts), with a weight too small to move the average.
 constexpr double kEmptyContributionWeight = 1e-9;
 
+// How many steps back a pure reducer looks for the newest step a peer holding a state reached.
+constexpr std::uint64_t kReducerStepLookback = 4;
+
 }  // namespace
 
 progress::StepTarget CollaborativePeerConfig::step_target() const {
@@ -254,6 +257,31 @@ bool CollaborativePeer::diverged() const {
   return consensus_lineage(holders) != lineage_;
 }
 
+std::uint64_t CollaborativePeer::next_round_step(const matchmaking::Group& group, const planner::PlannerInput& input) {
+  const std::uint64_t reached = std::max(step_, known_global_step_);
+  if (trainer_) return reached + 1;
+  // A pure reducer holds no state, and its step only counts its rounds. Reducers serve groups back
+  // to back, so one can finish a round for step s and join the group of members that missed that
+  // round and are taking s themselves. Counting on, it would claim s + 1, a step no peer holding a
+  // state reaches, and every peer that trains would then wait to load that step from nobody, for
+  // good (a whole collaboration stalled so; docs/interpretations.md §26). So when none of the
+  // group's senders was a sender of its last group, it takes the step after the newest one that a
+  // peer holding a state has reached. (From one group to the next of a collaboration that moves
+  // together, the senders' records of the last step may not be read yet: counting on is right.)
+  std::vector<PeerId> senders;
+  for (std::size_t i = 0; i < group.size() && i < input.peers.size(); ++i)
+    if (input.peers[i].compute_sps > 0 && group.members[i].peer != env_.self()) senders.push_back(group.members[i].peer);
+  const bool same_cohort = last_senders_.empty() || std::ranges::any_of(senders, [&](PeerId p) {
+                             return std::ranges::find(last_senders_, p) != last_senders_.end();
+                           });
+  last_senders_ = std::move(senders);
+  if (same_cohort) return reached + 1;
+  const PeerId self = env_.self();
+  for (std::uint64_t s = reached, looked = 0; looked < kReducerStepLookback && s > 0; --s, ++looked)
+    if (!with_state(others(coordinator_->peers_at(s), self)).empty()) return s + 1;
+  return reached + 1;
+}
+
 std::optional<PeerId> CollaborativePeer::state_provider(std::uint64_t step, const std::set<PeerId>& skip) {
   const PeerId self = env_.self();
   std::vector<StateHolder> candidates = others(coordinator_->peers_at(step), self);
@@ -425,7 +453,7 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // The group may form before the step is due: each member starts its part once its own estimate
   // says the step is due (or someone already took it).
   in_round_ = true;  // no new search and no state download while this group waits
-  round_step_ = std::max(step_, known_global_step_) + 1;
+  round_step_ = next_round_step(*group, *input);
   group_formed_ = env_.now();
   if (events_.grouped) events_.grouped(*group, round_step_);
   waiting_ = WaitingRound{std::move(*group), std::move(input), roles, config_.roles_cache->generation()};

@@ -181,6 +181,9 @@ class CollaborativePeer {
   void on_progress(const progress::GlobalProgress& g);
   // True when this peer's state at its step is not the collaboration's.
   bool diverged() const;
+  // The step the round of `group` produces: one past the step this peer and the collaboration
+  // reached (for a pure reducer, see the .cc). `input`: the group's round input.
+  std::uint64_t next_round_step(const matchmaking::Group& group, const planner::PlannerInput& input);
   // Loads the state of the collaboration's step (or this peer's, if later) from another peer.
   // Throws away what the trainer and learner accumulated on parameters the peer no longer holds,
   // and counts it as discarded.
@@ -243,6 +246,7 @@ class CollaborativePeer {
   std::vector<float> reducer_scratch_;  // the vector of a round this peer only reduces (real values)
   std::span<float> round_values_;       // the learner's vector in the round in flight (when it sends values)
   std::size_t round_size_ = 0;          // members of the round in flight
+  std::vector<PeerId> last_senders_;    // a pure reducer: the members that computed in its last group
   std::vector<PeerId> round_members_;   // that round's members and their spans, to zero the unaveraged ones
   std::vector<std::uint64_t> round_span_begin_;
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
