@@ -19,6 +19,8 @@ namespace {
 // Other traffic a member's links may carry while a round is replayed: control messages (DHT,
 // matchmaking, progress), never a state download or another round.
 constexpr std::uint64_t kQuietBytes = 1 << 20;
+// A round is recorded only if its members started within this share of its length of each other.
+constexpr double kRecordSkew = 0.01;
 }  // namespace
 
 class RoundReplay::PeerAverager final : public core::averaging::Averager {
@@ -211,6 +213,7 @@ void RoundReplay::start(PeerAverager& a, RoundPlan plan, std::span<float> values
   r.has_started[*me] = true;
   newcomers_.erase(a.env().self());
   ++r.started;
+  if (r.started == 1) r.first_start = world_.engine().now();
   r.last_start = world_.engine().now();
   r.sent0[*me] = world_.bytes_sent(a.env().self());
   r.received0[*me] = world_.bytes_received(a.env().self());
@@ -251,7 +254,10 @@ void RoundReplay::member_finished(std::uint64_t id, std::size_t member) {
   r.has_finished[member] = true;
   if (++r.finished < r.members.size()) return;
   // (No pairs: such a round was recorded before this one started.)
-  if (r.mode == Mode::Simulate && r.clean && !r.pairs.empty() && !is_recorded(r.head, r.pairs)) {
+  core::Seconds longest = 0;
+  for (const core::Seconds f : r.finish_at) longest = std::max(longest, f - r.last_start);
+  const bool together = r.last_start - r.first_start <= kRecordSkew * longest;
+  if (r.mode == Mode::Simulate && r.clean && together && !r.pairs.empty() && !is_recorded(r.head, r.pairs)) {
     Recorded rec;
     const std::size_t n = r.members.size();
     rec.finish.assign(n, 0);

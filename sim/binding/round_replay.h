@@ -21,8 +21,9 @@
 //   last member started (members may start at different moments); what it sends is charged when
 //   the round starts, what it receives when it finishes, as the network would count them.
 // - A round is recorded when it was simulated and came out clean: every member completed with
-//   nobody dropped, no member went down, and no member moved other bulk traffic meanwhile (a
-//   state download under way at either end when the round begins counts).
+//   nobody dropped, no member went down, no member moved other bulk traffic meanwhile (a state
+//   download under way at either end when the round begins counts), and its members started
+//   within 1% of its length of each other (a late starter's round replays too short elsewhere).
 // - A replayed round whose membership breaks before every member started (a member goes down, or
 //   one has not started a sender timeout after the first) is handed to the AveragingService at
 //   that moment, so failures are simulated, not replayed. A member that goes down after all
@@ -119,7 +120,7 @@ class RoundReplay {
     std::vector<std::size_t> position;      // per member: its place in the canonical order
     bool clean = true;
     std::size_t started = 0, finished = 0;
-    core::Seconds last_start = 0;
+    core::Seconds first_start = 0, last_start = 0;
     std::vector<bool> has_started, has_finished;
     std::vector<double> span_share;         // per member: its span's share of the vector
     std::vector<core::Seconds> down_at;     // per member: when it went down (+inf: up)
