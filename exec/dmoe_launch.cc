@@ -50,7 +50,7 @@ DmoeLaunchResult launch_dmoe(const DmoeLaunchOptions& o) {
   const auto ports = reserve_loopback_ports(n);
   std::string peers;
   for (std::uint32_t i = 0; i < n; ++i)
-    peers += (i ? "," : "") + std::to_string(i) + "=" + SocketAddress::loopback(ports[i]).to_string();
+    peers.append(i ? "," : "").append(std::to_string(i)).append("=").append(SocketAddress::loopback(ports[i]).to_string());
   const std::uint64_t run_id = static_cast<std::uint64_t>(getpid()) << 32 ^ static_cast<std::uint64_t>(EventLoop::monotonic_seconds() * 1e6);
   const double origin = EventLoop::monotonic_seconds();
   std::vector<std::string> out_paths;

@@ -96,7 +96,7 @@ TEST(ValueStore, TheBytesOfAllRecordsTogetherAreBoundedAndGiveBackWhatExpires) {
   ValueStore s(1000, 4096, 10 * 1024);
   std::size_t accepted = 0;
   for (int k = 0; k < 100; ++k)
-    accepted += s.store(NodeId::of_key("k" + std::to_string(k)), nullptr, {Bytes(1024, 1), 10}, 0);
+    accepted += s.store(NodeId::of_key(std::string("k").append(std::to_string(k))), nullptr, {Bytes(1024, 1), 10}, 0);
   EXPECT_GE(accepted, 8u);
   EXPECT_LT(accepted, 10u);
   EXPECT_LE(s.bytes(), 10u * 1024);

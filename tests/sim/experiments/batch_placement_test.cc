@@ -12,7 +12,7 @@ namespace swarmlab::sim {
 namespace {
 
 scenarios::Scenario shipped(const std::string& name) {
-  return scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR) + "/scenarios/placement/" + name + ".json");
+  return scenarios::load_scenario(std::string(SWARMLAB_SOURCE_DIR).append("/scenarios/placement/").append(name).append(".json"));
 }
 
 // Three symmetric devices of 10, 20 and 30 samples/s at 100 Mb/s; a small gradient.
