@@ -26,7 +26,11 @@ inline CliResult run_command(const std::string& cmd) {
 }
 
 inline CliResult run_swarmlab(const std::string& args, bool merge_stderr = false) {
-  return run_command(std::string(SWARMLAB_BINARY_DIR) + "/swarmlab " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null"));
+  // Appended rather than added: GCC 12 warns falsely about "literal" + std::string once inlined.
+  return run_command(std::string(SWARMLAB_BINARY_DIR)
+                         .append("/swarmlab ")
+                         .append(args)
+                         .append(merge_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 }  // namespace swarmlab::cli::testing
