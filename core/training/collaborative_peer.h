@@ -182,7 +182,8 @@ class CollaborativePeer {
   // True when this peer's state at its step is not the collaboration's.
   bool diverged() const;
   // The step the round of `group` produces: one past the step this peer and the collaboration
-  // reached (for a pure reducer, see the .cc). `input`: the group's round input.
+  // reached (for a pure reducer, see the .cc, which also remembers the group's senders for its
+  // next group). `input`: the group's round input.
   std::uint64_t next_round_step(const matchmaking::Group& group, const planner::PlannerInput& input);
   // Loads the state of the collaboration's step (or this peer's, if later) from another peer.
   // Throws away what the trainer and learner accumulated on parameters the peer no longer holds,

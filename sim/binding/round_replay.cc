@@ -254,10 +254,7 @@ void RoundReplay::member_finished(std::uint64_t id, std::size_t member) {
   r.has_finished[member] = true;
   if (++r.finished < r.members.size()) return;
   // (No pairs: such a round was recorded before this one started.)
-  core::Seconds longest = 0;
-  for (const core::Seconds f : r.finish_at) longest = std::max(longest, f - r.last_start);
-  const bool together = r.last_start - r.first_start <= kRecordSkew * longest;
-  if (r.mode == Mode::Simulate && r.clean && together && !r.pairs.empty() && !is_recorded(r.head, r.pairs)) {
+  if (r.mode == Mode::Simulate && r.clean && !r.pairs.empty() && started_together(r) && !is_recorded(r.head, r.pairs)) {
     Recorded rec;
     const std::size_t n = r.members.size();
     rec.finish.assign(n, 0);
@@ -274,6 +271,12 @@ void RoundReplay::member_finished(std::uint64_t id, std::size_t member) {
     ++stats_.recorded;
   }
   rounds_.erase(it);
+}
+
+bool RoundReplay::started_together(const Round& r) {
+  core::Seconds longest = 0;
+  for (const core::Seconds f : r.finish_at) longest = std::max(longest, f - r.last_start);
+  return r.last_start - r.first_start <= kRecordSkew * longest;
 }
 
 void RoundReplay::replay_all(std::uint64_t id) {

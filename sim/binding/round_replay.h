@@ -153,6 +153,8 @@ class RoundReplay {
   void simulate(std::uint64_t round_id, std::size_t member, Start s);
   void on_simulated(std::uint64_t round_id, std::size_t member, const core::averaging::RoundOutcome& outcome,
                     const core::averaging::ButterflyRound::Done& done);
+  // Whether a simulated round's members started within kRecordSkew of its length of each other.
+  static bool started_together(const Round& r);
   void replay_all(std::uint64_t round_id);
   void convert(std::uint64_t round_id);
   // Member `member`'s side of the round is over (finished, or gone); the last one closes the round.

@@ -52,25 +52,25 @@ SimSwarm::SimSwarm(const scenarios::Scenario& sc, SwarmOptions options, SwarmHoo
     std::map<std::pair<PeerId, PeerId>, double> caps;
     for (const auto& cap : sc.pair_caps)  // one per ordered pair (the loader rejects duplicates)
       caps.emplace(std::pair{static_cast<PeerId>(cap.from), static_cast<PeerId>(cap.to)}, cap.bps * g);
-    // When each peer's link next changes (a bandwidth trace row) or it leaves as scheduled, and
-    // when any peer next arrives, in time order: looked up for every member of every replayed round.
+    // When each peer's link next changes (a bandwidth trace row), it leaves as scheduled or any
+    // peer arrives, in time order: looked up for every member of every replayed round.
     std::vector<std::vector<double>> changes = scheduled_departures(sc);
     for (const auto& e : sc.bandwidth.events)
       if (const auto i = sc.find_peer(e.peer)) changes[*i].push_back(e.time_s);
-    for (auto& times : changes) std::sort(times.begin(), times.end());
-    std::vector<double> arrivals = scheduled_arrivals(sc);
+    const std::vector<double> arrivals = scheduled_arrivals(sc);
+    for (auto& times : changes) {
+      times.insert(times.end(), arrivals.begin(), arrivals.end());
+      std::sort(times.begin(), times.end());
+    }
     replay_ = std::make_unique<RoundReplay>(
         *world_,
         [this, g](PeerId p) {
           const auto [down, up] = sc_.peer_bandwidth(p, engine_.now());
           return LinkSpec{down * g, up * g, sc_.peers[p].latency_s};
         },
-        [this, changes = std::move(changes), arrivals = std::move(arrivals)](PeerId p) {
-          const auto next_of = [now = engine_.now()](const std::vector<double>& times) {
-            const auto next = std::upper_bound(times.begin(), times.end(), now);
-            return next == times.end() ? std::numeric_limits<double>::infinity() : *next;
-          };
-          return std::min(next_of(changes[p]), next_of(arrivals));
+        [this, changes = std::move(changes)](PeerId p) {
+          const auto next = std::upper_bound(changes[p].begin(), changes[p].end(), engine_.now());
+          return next == changes[p].end() ? std::numeric_limits<double>::infinity() : *next;
         },
         [caps = std::move(caps)](PeerId from, PeerId to) {
           const auto it = caps.find({from, to});
