@@ -1,5 +1,5 @@
 #pragma once
-// What a member attaches to its join request (e.g. its capacity, capacity_codec.h): immutable
+// What a member attaches to its join request (e.g. its capacity, announcement_codec.h): immutable
 // bytes that every copy of a group shares. Each member of a group receives its own copy of the
 // group, so copying the bytes would cost n² allocations a round.
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "core/matchmaking/group_plan.h"
 
-#include "core/matchmaking/capacity_codec.h"
+#include "core/matchmaking/announcement_codec.h"
 
 #include "core/wire.h"
 
@@ -8,7 +8,7 @@ namespace swarmlab::core::matchmaking {
 
 planner::PeerCapacity announced_capacity(std::span<const std::uint8_t> gathered) {
   try {
-    return decode_capacity(gathered);
+    return decode_announcement(gathered).capacity;
   } catch (const DecodeError&) {
     return {};
   }

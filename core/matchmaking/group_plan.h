@@ -1,11 +1,11 @@
 #pragma once
 // From an assembled group to the averaging round it runs: each member attaches its capacity to
-// its join request (Matchmaker::set_gathered(encode_capacity(...))), every member decodes the same
+// its join request (Matchmaker::set_gathered(encode_announcement(...))), every member decodes the same
 // capacities in the same order, and so computes the same roles and the same RoundPlan.
 //
 //   auto roles = averaging::assign_roles(averaging::Strategy::AllReduce, group_capacities(group));
 //   auto plan = plan_for_group(group, roles, length, codec::Codec::Fp16);
-// (The attachment's encoding: core/matchmaking/capacity_codec.h.)
+// (The attachment's encoding: core/matchmaking/announcement_codec.h.)
 #include <cstdint>
 #include <span>
 #include <vector>

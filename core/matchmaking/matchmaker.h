@@ -101,7 +101,7 @@ class Matchmaker final : public Service {
   bool looking() const { return looking_; }
 
   // Attached to our join requests (and our entry in Begin as a leader): what the other members
-  // need to plan the round, e.g. encode_capacity() (capacity_codec.h).
+  // need to plan the round, e.g. encode_announcement() (announcement_codec.h).
   void set_gathered(Attachment data) { gathered_ = std::move(data); }
   // How many peers (this one included) the caller expects to average this time, from what it knows
   // of the collaboration (its live progress records). A leader with fewer holds its group open past

@@ -9,8 +9,9 @@
 
 #include "core/allreduce/halving_doubling_averager.h"
 #include "core/averaging/averaging_service.h"
-#include "core/matchmaking/capacity_codec.h"
+#include "core/matchmaking/announcement_codec.h"
 #include "core/matchmaking/group_plan.h"
+#include "core/training/state_cohort.h"
 
 namespace swarmlab::core::training {
 
@@ -113,7 +114,12 @@ void CollaborativePeer::set_capacity(const planner::PeerCapacity& capacity) {
   if (trains() && capacity.compute_sps > 0) config_.capacity.compute_sps = capacity.compute_sps;
   config_.capacity.download_bps = capacity.download_bps;
   config_.capacity.upload_bps = capacity.upload_bps;
-  coordinator_->set_announcement(matchmaking::encode_capacity(config_.capacity));
+  announce();
+}
+
+void CollaborativePeer::announce() {
+  coordinator_->set_announcement(matchmaking::encode_announcement(
+      {config_.capacity, holds_state() ? std::optional<std::uint64_t>(step_) : std::nullopt}));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,6 +446,16 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // meanwhile: look again.
   if (left_) return;
   if (!group) return schedule_fetch(config_.min_fetch_period);
+  // A member holding an older step's state than another's missed a round: every member leaves it
+  // out alike (state_cohort.h). Left out, this peer reads the progress at once, and loads the step
+  // it missed.
+  if (matchmaking::Group cohort = newest_state_cohort(*group); cohort.size() < group->size()) {
+    if (!cohort.index_of(env_.self())) {
+      ++left_behind_;
+      return schedule_fetch(0);
+    }
+    group = std::move(cohort);
+  }
   std::shared_ptr<const planner::PlannerInput> input = round_input(*group);
   const averaging::RoleAssignment* roles = roles_for(*group, input);
   if (!roles || phase_ != Phase::Training) return schedule_fetch(config_.min_fetch_period);
@@ -567,6 +583,7 @@ void CollaborativePeer::set_step(std::uint64_t step, std::uint64_t lineage) {
   lineage_ = lineage;
   if (step == step_) return;
   step_ = step;
+  if (holds_state()) announce();
   if (events_.stepped) events_.stepped(step_);
 }
 

@@ -159,6 +159,8 @@ class CollaborativePeer {
   std::uint64_t rejected_states() const { return rejected_states_; }
   // Groups declined because this peer had already averaged under their id.
   std::uint64_t repeated_groups() const { return repeated_groups_; }
+  // Groups it was left out of because another member announced a newer state (state_cohort.h).
+  std::uint64_t left_behind() const { return left_behind_; }
   // What each remote peer may cost this one (core/peer_limits.h): bans, budgets.
   const PeerLimits& limits() const { return *limits_; }
   // The planner's input for a round with this group: its capacities, and with a reachability
@@ -171,6 +173,11 @@ class CollaborativePeer {
 
  private:
   bool trains() const { return config_.capacity.compute_sps > 0; }
+  // It trains on the collaboration's state, loading it when it falls behind: its announcement
+  // carries its step (state_cohort.h).
+  bool holds_state() const { return config_.sync_state && trainer_ != nullptr; }
+  // Hands the coordinator what it attaches to its join requests: capacity and state step.
+  void announce();
   bool sequential() const { return !config_.dpu || config_.quota > 0; }
   // Its group's round has begun (not merely formed and waiting for the step to be due).
   bool averaging() const { return in_round_ && !waiting_; }
@@ -268,6 +275,7 @@ class CollaborativePeer {
   bool left_ = false;
   std::uint64_t rejected_states_ = 0;
   std::uint64_t repeated_groups_ = 0;
+  std::uint64_t left_behind_ = 0;
   // Callbacks from services may outlive this object; they check this flag first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "core/matchmaking/capacity_codec.h"
+#include "core/matchmaking/announcement_codec.h"
 #include "core/matchmaking/group_plan.h"
 #include "core/moshpit/grid.h"
 #include "core/wire.h"
@@ -74,7 +74,7 @@ class Oracle::PeerCoordinator final : public core::training::Coordinator {
   void set_announcement(std::vector<std::uint8_t> bytes) override {
     Member& m = oracle_.member(env_.self());
     try {
-      m.computes = core::matchmaking::decode_capacity(bytes).compute_sps > 0;
+      m.computes = core::matchmaking::decode_announcement(bytes).capacity.compute_sps > 0;
     } catch (const core::DecodeError&) {
       m.computes = false;
     }

@@ -1,8 +1,8 @@
 // libFuzzer target for the decoders of forming and running a group (tests/fuzz/run_fuzz.sh group):
 // matchmaking messages (core/matchmaking/messages.h), matchmaking declarations in the DHT
 // (core/matchmaking/declaration.h) and the peer subkeys they are stored under, the parts of a
-// butterfly round (core/averaging/part_message.h) and the capacity a member attaches to its join
-// request (core/matchmaking/capacity_codec.h).
+// butterfly round (core/averaging/part_message.h) and the announcement (capacity and state step) a
+// member attaches to its join request (core/matchmaking/announcement_codec.h).
 // The first byte picks the decoder. Any bytes either throw core::DecodeError or decode into a value
 // that encodes and decodes back to itself; a decoded part's payload is exactly the size its header
 // and codec say, inside the message. Nothing else escapes; sanitizers catch the rest.
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/averaging/part_message.h"
-#include "core/matchmaking/capacity_codec.h"
+#include "core/matchmaking/announcement_codec.h"
 #include "core/matchmaking/declaration.h"
 #include "core/matchmaking/messages.h"
 #include "core/wire.h"
@@ -58,13 +58,14 @@ void check_part(std::span<const std::uint8_t> bytes) {
   }
 }
 
-// A capacity that decodes encodes back to the same bytes, with finite non-negative rates.
-void check_capacity(std::span<const std::uint8_t> bytes) {
+// An announcement that decodes encodes back to the same bytes, with finite non-negative rates.
+void check_announcement(std::span<const std::uint8_t> bytes) {
   try {
-    const planner::PeerCapacity c = matchmaking::decode_capacity(bytes);
+    const matchmaking::Announcement a = matchmaking::decode_announcement(bytes);
+    const planner::PeerCapacity& c = a.capacity;
     for (double r : {c.compute_sps, c.download_bps, c.upload_bps})
       if (!(r >= 0) || !std::isfinite(r)) std::abort();
-    const std::vector<std::uint8_t> again = matchmaking::encode_capacity(c);
+    const std::vector<std::uint8_t> again = matchmaking::encode_announcement(a);
     if (!std::equal(again.begin(), again.end(), bytes.begin(), bytes.end())) std::abort();
   } catch (const DecodeError&) {
   }
@@ -88,7 +89,7 @@ void dispatch(std::span<const std::uint8_t> in) {
     case 0: return check_matchmaking(rest);
     case 1: return check_declaration(rest);
     case 2: return check_part(rest);
-    case 3: return check_capacity(rest);
+    case 3: return check_announcement(rest);
     default: return check_peer_subkey(rest);
   }
 }
@@ -151,7 +152,8 @@ int main(int argc, char** argv) {
   capacity.download_bps = 1e8;
   capacity.upload_bps = 5e7;
   capacity.client_mode = true;
-  corpus.write("capacity", with_selector(3, matchmaking::encode_capacity(capacity)));
+  corpus.write("announcement", with_selector(3, matchmaking::encode_announcement({capacity})));
+  corpus.write("announcement_with_state", with_selector(3, matchmaking::encode_announcement({capacity, 1234})));
   corpus.write("peer_subkey", with_selector(4, matchmaking::peer_subkey(70000)));
   return corpus.done();
 }

@@ -123,7 +123,7 @@ case "$target" in
       "$root"/core/wire.cc
       "$root"/core/matchmaking/messages.cc
       "$root"/core/matchmaking/declaration.cc
-      "$root"/core/matchmaking/capacity_codec.cc
+      "$root"/core/matchmaking/announcement_codec.cc
       "$root"/core/averaging/part_message.cc
       "$root"/core/codec/codec.cc
       "$root"/core/codec/kernels.cc

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "core/averaging/averaging_service.h"
-#include "core/matchmaking/capacity_codec.h"
+#include "core/matchmaking/announcement_codec.h"
 #include "core/matchmaking/group_plan.h"
 #include "matchmaker_fixture.h"
 
@@ -29,7 +29,7 @@ TEST(MatchmakingToAveraging, GroupsRunAButterflyRound) {
     auto* a = services.back().get();
     s.muxes[p]->add(ServiceId::Averaging, *a);
     values[p].assign(kLength, static_cast<float>(p + 1));
-    s.mm[p]->set_gathered(encode_capacity({100, 100e6, 50e6, false}));
+    s.mm[p]->set_gathered(encode_announcement({{100, 100e6, 50e6, false}}));
     s.mm[p]->look_for_group([&, p](std::optional<Group> g) {
       ASSERT_TRUE(g);
       groups[p] = *g;

@@ -6,7 +6,7 @@
 
 #include "core/matchmaking/declaration.h"
 #include "core/matchmaking/group_key.h"
-#include "core/matchmaking/capacity_codec.h"
+#include "core/matchmaking/announcement_codec.h"
 #include "core/matchmaking/group_plan.h"
 #include "core/matchmaking/messages.h"
 #include "core/service_ids.h"
@@ -121,42 +121,59 @@ TEST(Declarations, RoundTripAndRejectMalformed) {
   EXPECT_THROW(decode_peer_subkey(std::vector<std::uint8_t>{1, 2, 3}), DecodeError);
 }
 
-// Records of the right size take decode_capacity's direct path; each malformed one must still be
-// refused, as the checked reader refuses it.
-TEST(Capacities, RoundTripAndRejectMalformedRecordsOfTheRightSize) {
-  const planner::PeerCapacity c{12, 1e9, 2.5e8, true};
-  const auto bytes = encode_capacity(c);
-  ASSERT_EQ(bytes.size(), 26u);
-  EXPECT_EQ(decode_capacity(bytes), c);
-  const auto with_rate = [&](int field, double v) {
-    auto b = bytes;
+// Records of the right size take decode_announcement's direct path; each malformed one must still
+// be refused, as the checked reader refuses it.
+TEST(Announcements, RoundTripAndRejectMalformedRecordsOfTheRightSize) {
+  const Announcement without{{12, 1e9, 2.5e8, true}, std::nullopt};
+  const Announcement with{{12, 1e9, 2.5e8, false}, 0x0102030405060708ull};
+  const auto bytes = encode_announcement(without);
+  ASSERT_EQ(bytes.size(), 27u);
+  EXPECT_EQ(decode_announcement(bytes), without);
+  const auto stepped = encode_announcement(with);
+  ASSERT_EQ(stepped.size(), 35u);
+  EXPECT_EQ(decode_announcement(stepped), with);
+  EXPECT_EQ(decode_announcement(encode_announcement({{1, 2, 3, false}, 0})).state_step, 0u);
+  const auto with_rate = [&](const std::vector<std::uint8_t>& record, int field, double v) {
+    auto b = record;
     std::memcpy(b.data() + 1 + 8 * field, &v, 8);
     return b;
   };
-  for (int field = 0; field < 3; ++field) {
-    SCOPED_TRACE(field);
-    EXPECT_THROW(decode_capacity(with_rate(field, -1.0)), DecodeError);
-    EXPECT_THROW(decode_capacity(with_rate(field, std::numeric_limits<double>::quiet_NaN())), DecodeError);
-    EXPECT_THROW(decode_capacity(with_rate(field, std::numeric_limits<double>::infinity())), DecodeError);
-    EXPECT_EQ(decode_capacity(with_rate(field, 0.0)).client_mode, true);
+  for (const auto& record : {bytes, stepped}) {
+    for (int field = 0; field < 3; ++field) {
+      SCOPED_TRACE(field);
+      EXPECT_THROW(decode_announcement(with_rate(record, field, -1.0)), DecodeError);
+      EXPECT_THROW(decode_announcement(with_rate(record, field, std::numeric_limits<double>::quiet_NaN())), DecodeError);
+      EXPECT_THROW(decode_announcement(with_rate(record, field, std::numeric_limits<double>::infinity())), DecodeError);
+      EXPECT_EQ(decode_announcement(with_rate(record, field, 0.0)).state_step, decode_announcement(record).state_step);
+    }
+    auto b = record;
+    b[25] = 2;  // client flag
+    EXPECT_THROW(decode_announcement(b), DecodeError);
+    b = record;
+    b[26] = 2;  // state flag
+    EXPECT_THROW(decode_announcement(b), DecodeError);
+    b = record;
+    b.front() = 1;  // version
+    EXPECT_THROW(decode_announcement(b), DecodeError);
+    b = record;
+    b.push_back(0);  // trailing byte
+    EXPECT_THROW(decode_announcement(b), DecodeError);
+    b = record;
+    b.pop_back();  // truncated
+    EXPECT_THROW(decode_announcement(b), DecodeError);
   }
   auto b = bytes;
-  b.back() = 2;  // client flag
-  EXPECT_THROW(decode_capacity(b), DecodeError);
-  b = bytes;
-  b.front() = 2;  // version
-  EXPECT_THROW(decode_capacity(b), DecodeError);
-  b = bytes;
-  b.push_back(0);  // trailing byte
-  EXPECT_THROW(decode_capacity(b), DecodeError);
-  b.resize(25);  // truncated
-  EXPECT_THROW(decode_capacity(b), DecodeError);
+  b[26] = 1;  // a state step announced but missing
+  EXPECT_THROW(decode_announcement(b), DecodeError);
+  b = stepped;
+  b[26] = 0;  // a state step that is not announced
+  EXPECT_THROW(decode_announcement(b), DecodeError);
 }
 
 TEST(GroupPlan, CapacitiesAndPlanFollowTheGroupOrder) {
   const planner::PeerCapacity c{100, 1e8, 5e7, false};
-  EXPECT_EQ(decode_capacity(encode_capacity(c)).upload_bps, 5e7);
-  Group g{77, 9, {{9, false, encode_capacity(c)}, {4, true, encode_capacity(c)}, {6, false, {1, 2}}}};
+  EXPECT_EQ(decode_announcement(encode_announcement({c})).capacity.upload_bps, 5e7);
+  Group g{77, 9, {{9, false, encode_announcement({c})}, {4, true, encode_announcement({c, 3})}, {6, false, {1, 2}}}};
   const auto input = group_capacities(g);
   ASSERT_EQ(input.peers.size(), 3u);
   EXPECT_TRUE(input.peers[1].client_mode);

@@ -5,18 +5,18 @@
 
 #include <gtest/gtest.h>
 
-#include "core/matchmaking/capacity_codec.h"
+#include "core/matchmaking/announcement_codec.h"
 #include "core/matchmaking/group_plan.h"
 
 namespace swarmlab::core::training {
 namespace {
 
 matchmaking::Group three_members(std::uint64_t id) {
-  using matchmaking::encode_capacity;
+  using matchmaking::encode_announcement;
   return matchmaking::Group{id, 1,
-                            {{1, false, encode_capacity({100, 1e8, 5e7, false})},
-                             {2, false, encode_capacity({50, 2e7, 1e7, false})},
-                             {3, true, encode_capacity({80, 5e7, 5e7, true})}}};
+                            {{1, false, encode_announcement({{100, 1e8, 5e7, false}})},
+                             {2, false, encode_announcement({{50, 2e7, 1e7, false}})},
+                             {3, true, encode_announcement({{80, 5e7, 5e7, true}})}}};
 }
 
 TEST(GroupInputCache, MembersOfOneGroupShareOneInputThatTheCapacitiesDescribe) {

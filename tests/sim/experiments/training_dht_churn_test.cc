@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -41,12 +43,15 @@ const char* kServerServingTwoGroups = R"({
                "metrics_interval_s": 60, "coordination": "dht"}
 })";
 
-TEST(TrainingDhtChurn, APureReducerNeverCallsAGroupsStepAheadOfItsSenders) {
-  const scenarios::Scenario sc = scenarios::parse_scenario(kServerServingTwoGroups, "server.json");
+using Labels = std::map<std::uint64_t, std::vector<std::pair<PeerId, std::uint64_t>>>;  // group id -> (member, step)
+
+// What every member of every group named its round's step, in a run of `sc` with DHT coordination
+// and every round simulated; `at_end` sees the swarm when the run ends.
+Labels steps_named(const scenarios::Scenario& sc, const std::function<void(SimSwarm&)>& at_end) {
   SwarmOptions options;
   options.coordination = scenarios::Coordination::Dht;
   options.replay_rounds = false;
-  std::map<std::uint64_t, std::vector<std::pair<PeerId, std::uint64_t>>> labels;  // group id -> (member, step)
+  Labels labels;
   SwarmHooks hooks;
   hooks.grouped = [&](PeerId peer, const core::matchmaking::Group& g, std::uint64_t step) {
     labels[g.group_id].emplace_back(peer, step);
@@ -54,13 +59,23 @@ TEST(TrainingDhtChurn, APureReducerNeverCallsAGroupsStepAheadOfItsSenders) {
   SimSwarm swarm(sc, options, hooks);
   swarm.start();
   swarm.engine().run_until(sc.training.duration_s);
+  at_end(swarm);
+  return labels;
+}
+
+TEST(TrainingDhtChurn, APureReducerNeverCallsAGroupsStepAheadOfItsSenders) {
+  const scenarios::Scenario sc = scenarios::parse_scenario(kServerServingTwoGroups, "server.json");
+  std::vector<bool> computes;
+  const Labels labels = steps_named(sc, [&](SimSwarm& swarm) {
+    for (PeerId p = 0; p < swarm.size(); ++p) computes.push_back(swarm.config(p).capacity.compute_sps > 0);
+  });
   int served = 0;
   for (const auto& [id, members] : labels) {
     std::uint64_t senders = 0;
     for (const auto& [peer, step] : members)
-      if (swarm.config(peer).capacity.compute_sps > 0) senders = std::max(senders, step);
+      if (computes[peer]) senders = std::max(senders, step);
     for (const auto& [peer, step] : members) {
-      if (swarm.config(peer).capacity.compute_sps > 0) continue;
+      if (computes[peer]) continue;
       ++served;
       EXPECT_LE(step, senders) << "group " << id;
     }
@@ -74,6 +89,52 @@ TEST(TrainingDhtChurn, ACollaborationWhoseServerServesTwoGroupsInARowGoesOn) {
   const TrainingRunResult r =
       run_training(scenarios::parse_scenario(kServerServingTwoGroups, "server.json"), cfg);
   EXPECT_GE(r.steps, 50u);  // 19 when it stopped
+}
+
+
+// Seven peers: three leave (at 174, 282 and 289 s), one joins at 127 s behind a 4 Mb/s uplink.
+// At 274.5 s p0, which had just finished round 15 with p2 and p3, formed a group with p1 and p5,
+// which that round had left out and which still held step 14's state. p0 called the round 16 and
+// they called it 15, and whatever it was called, the two sides came out of it with different
+// states: p1 and p5 then loaded p0's whole state (180 MB each, with the newcomer's, from p0's
+// 40 Mb/s uplink), and no step was taken from 290 s to 473 s (17 steps in 600 s). Members now
+// announce the step of the state they hold, and every member leaves out those behind the newest
+// (core/training/state_cohort.h): p1 and p5 load the one step they missed instead.
+const char* kLeftOutPeersMeetTheNextRound = R"({
+  "name": "random-churn", "seed": 59,
+  "workload": {"model": "toy", "parameters": 15000000, "wire_precision": "fp16", "target_batch": 200},
+  "peers": [
+    {"name": "p0", "compute_sps": 10, "latency_ms": 25, "download_bps": 2e8, "upload_bps": 4e7},
+    {"name": "p1", "compute_sps": 10, "latency_ms": 5, "bandwidth_bps": 5e7},
+    {"name": "p2", "compute_sps": 10, "latency_ms": 25, "bandwidth_bps": 2e8, "leave_s": 282.352078},
+    {"name": "p3", "compute_sps": 5, "latency_ms": 25, "bandwidth_bps": 1e8, "leave_s": 289.111238},
+    {"name": "p4", "compute_sps": 20, "latency_ms": 45, "download_bps": 2e7, "upload_bps": 4e6, "join_s": 127.232219},
+    {"name": "p5", "compute_sps": 20, "latency_ms": 25, "bandwidth_bps": 1e8},
+    {"name": "p6", "compute_sps": 0, "latency_ms": 5, "bandwidth_bps": 2e8, "leave_s": 173.847807}
+  ],
+  "averaging": {"strategy": "ar"},
+  "training": {"micro_batch": 2, "duration_s": 600, "state_bytes_per_parameter": 12,
+               "metrics_interval_s": 60, "coordination": "dht"}
+})";
+
+TEST(TrainingDhtChurn, PeersThatMissedARoundAreLeftOutOfTheNextRoundsGroupAndCatchUp) {
+  const scenarios::Scenario sc = scenarios::parse_scenario(kLeftOutPeersMeetTheNextRound, "left-out.json");
+  std::uint64_t left_behind = 0;
+  const Labels labels = steps_named(sc, [&](SimSwarm& swarm) {
+    for (PeerId p = 0; p < swarm.size(); ++p)
+      if (swarm.is_up(p)) left_behind += swarm.peer(p)->left_behind();
+  });
+  for (const auto& [id, members] : labels) {
+    std::set<std::uint64_t> trainers;  // the steps its members that train named
+    for (const auto& [peer, step] : members)
+      if (peer != 6) trainers.insert(step);  // p6 is the CPU-only reducer
+    EXPECT_LE(trainers.size(), 1u) << "group " << id;
+  }
+  EXPECT_GT(left_behind, 0u);
+
+  TrainingRunConfig cfg;
+  cfg.replay_rounds = false;
+  EXPECT_GE(run_training(sc, cfg).steps, 25u);  // 17 when they averaged with p0
 }
 
 }  // namespace

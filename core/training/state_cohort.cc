@@ -1,0 +1,39 @@
+#include "core/training/state_cohort.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "core/matchmaking/announcement_codec.h"
+#include "core/wire.h"
+
+namespace swarmlab::core::training {
+
+namespace {
+
+std::optional<std::uint64_t> announced_state_step(const matchmaking::GroupMember& m) {
+  try {
+    return matchmaking::decode_announcement(m.gathered.bytes()).state_step;
+  } catch (const DecodeError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+matchmaking::Group newest_state_cohort(const matchmaking::Group& group) {
+  std::vector<std::optional<std::uint64_t>> steps;
+  steps.reserve(group.members.size());
+  std::optional<std::uint64_t> newest;
+  for (const matchmaking::GroupMember& m : group.members) {
+    steps.push_back(announced_state_step(m));
+    if (steps.back() && (!newest || *steps.back() > *newest)) newest = steps.back();
+  }
+  if (std::ranges::none_of(steps, [&](const auto& s) { return s && *s < *newest; })) return group;
+  matchmaking::Group cohort{group.group_id, group.leader, {}};
+  for (std::size_t i = 0; i < group.members.size(); ++i)
+    if (!steps[i] || *steps[i] == *newest) cohort.members.push_back(group.members[i]);
+  return cohort;
+}
+
+}  // namespace swarmlab::core::training
