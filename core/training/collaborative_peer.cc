@@ -449,8 +449,8 @@ void CollaborativePeer::on_group(std::optional<matchmaking::Group> group) {
   // A member holding an older step's state than another's missed a round: every member leaves it
   // out alike (state_cohort.h). Left out, this peer reads the progress at once, and loads the step
   // it missed.
-  if (matchmaking::Group cohort = newest_state_cohort(*group); cohort.size() < group->size()) {
-    if (!cohort.index_of(env_.self())) {
+  if (std::optional<matchmaking::Group> cohort = newest_state_cohort(*group)) {
+    if (!cohort->index_of(env_.self())) {
       ++left_behind_;
       return schedule_fetch(0);
     }

@@ -6,13 +6,15 @@
 // other's whole state. So every member leaves such members out, deciding from the announcements
 // every member received (matchmaking::Announcement), so that all compute the same cohort. A member
 // that announces no state (a pure reducer, or one that does not load states) always stays.
+#include <optional>
+
 #include "core/matchmaking/group.h"
 
 namespace swarmlab::core::training {
 
-// `group` without the members whose announced state step is below the newest one announced; the
-// group itself when nobody is behind. Members whose announcement does not decode stay (they are
-// taken to neither send nor reduce).
-matchmaking::Group newest_state_cohort(const matchmaking::Group& group);
+// `group` without the members whose announced state step is below the newest one announced;
+// nullopt when nobody is behind (the group averages whole). Members whose announcement does not
+// decode stay (they are taken to neither send nor reduce).
+std::optional<matchmaking::Group> newest_state_cohort(const matchmaking::Group& group);
 
 }  // namespace swarmlab::core::training
