@@ -45,7 +45,8 @@ bool PeerLimits::admit_request(PeerId peer) {
   if (now < u.banned_until) return false;
   while (!u.requests.empty() && u.requests.front() <= now - config_.request_window) u.requests.pop_front();
   if (u.requests.size() >= config_.max_requests) {
-    ban(peer, u);
+    ++refused_requests_;
+    env_.trace("refused", "peer " + std::to_string(peer), now, now);
     return false;
   }
   u.requests.push_back(now);

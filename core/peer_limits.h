@@ -1,9 +1,12 @@
 #pragma once
-// What one remote peer may cost this peer, and the ban for a peer that goes beyond it
-// (docs/trust.md §2): bytes its messages occupy here before this peer can act on them (parts for
-// a round not started yet), and requests this peer serves it within a window (state and update
-// downloads). A peer over either limit is banned for a while: everything held for it is released,
-// and the service mux drops its messages until the ban ends. An honest peer stays far below both.
+// What one remote peer may cost this peer (docs/trust.md §2): bytes its messages occupy here
+// before this peer can act on them (parts for a round not started yet), and requests this peer
+// serves it within a window (state and update downloads).
+// A peer over the held bytes is banned for a while: everything held for it is released, and the
+// service mux drops its messages until the ban ends; an honest sender stays far below.
+// A request over the budget is refused, out loud and without a ban: an honest peer catching up one
+// step at a time in a fast collaboration can ask more often than that, and a refusal costs a
+// short reply (a silent drop left it waiting for a download that never came).
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
@@ -17,8 +20,7 @@ struct PeerLimitsConfig {
   // share of one vector; a collaborative peer raises this to two whole fp32 vectors of its model
   // when that is larger.
   std::uint64_t max_held_bytes = std::uint64_t{256} << 20;
-  // Requests served to one peer within `request_window`: a peer that fell behind asks once per
-  // download, and again only after a failure.
+  // Requests served to one peer within `request_window`; beyond it, requests are refused.
   std::uint32_t max_requests = 16;
   Seconds request_window = 60;
   Seconds ban = 300;  // how long a peer over a limit is ignored
@@ -34,12 +36,13 @@ class PeerLimits {
   bool hold(PeerId peer, std::uint64_t bytes);
   void release(PeerId peer, std::uint64_t bytes);
   std::uint64_t held(PeerId peer) const;
-  // Counts a request from `peer` about to be served. False when it is one too many within the
-  // window: `peer` is banned and the request must not be served.
+  // Counts a request from `peer` about to be served. False when `peer` is banned, or when it is one
+  // too many within the window: the caller refuses it (nothing is counted, nobody is banned).
   bool admit_request(PeerId peer);
 
   const PeerLimitsConfig& config() const { return config_; }
   std::uint64_t bans() const { return bans_; }
+  std::uint64_t refused_requests() const { return refused_requests_; }
 
  private:
   struct Usage {
@@ -53,6 +56,7 @@ class PeerLimits {
   PeerLimitsConfig config_;
   std::unordered_map<PeerId, Usage> usage_;
   std::uint64_t bans_ = 0;
+  std::uint64_t refused_requests_ = 0;
 };
 
 }  // namespace swarmlab::core

@@ -46,7 +46,7 @@ void StateService::handle(PeerId from, const Message& message) {
     return;
   }
   if (m.kind == StateKind::Request || m.kind == StateKind::UpdatesRequest) {
-    if (limits_ && !limits_->admit_request(from)) return;  // over its budget: banned, not served
+    if (limits_ && !limits_->admit_request(from)) return refuse(from, m.request_id);  // over its budget
     if (m.kind == StateKind::Request) return serve(from, m.request_id, StateWanted{});
     return serve(from, m.request_id, StateWanted{true, m.step, m.lineage});
   }
@@ -57,15 +57,16 @@ void StateService::handle(PeerId from, const Message& message) {
   else on_chunk(m);
 }
 
+void StateService::refuse(PeerId to, std::uint64_t request_id) {
+  StateMessage refused;
+  refused.kind = StateKind::Refused;
+  refused.request_id = request_id;
+  env_.send(to, encode_state(refused));
+}
+
 void StateService::serve(PeerId to, std::uint64_t request_id, const StateWanted& wanted) {
   std::optional<StateSnapshot> served = source_(wanted);
-  if (!served) {
-    StateMessage refused;
-    refused.kind = StateKind::Refused;
-    refused.request_id = request_id;
-    env_.send(to, encode_state(refused));
-    return;
-  }
+  if (!served) return refuse(to, request_id);
   ++served_;
   StateSnapshot& snap = *served;
   const bool carried = !snap.bytes.empty();

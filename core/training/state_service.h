@@ -50,8 +50,8 @@ class StateService final : public Service {
   // bytes, and when !ok).
   using Done = std::function<void(bool ok, StateSnapshot state)>;
 
-  // `limits` (optional, outliving the service): requests beyond a peer's budget are not served
-  // and ban it (core/peer_limits.h).
+  // `limits` (optional, outliving the service): requests beyond a peer's budget are refused
+  // (core/peer_limits.h).
   StateService(Environment& env, StateConfig config, Source source, PeerLimits* limits = nullptr);
   ~StateService() override;
   StateService(const StateService&) = delete;
@@ -76,6 +76,7 @@ class StateService final : public Service {
  private:
   void request(PeerId provider, const StateWanted& wanted, Done done);
   void serve(PeerId to, std::uint64_t request_id, const StateWanted& wanted);
+  void refuse(PeerId to, std::uint64_t request_id);
   void on_header(const StateMessage& m);
   void on_chunk(StateMessage& m);
   void arm_watchdog();

@@ -295,6 +295,10 @@ class TrainingPeerProcess {
     // Handed to a round that had not finished when the process left: gone with it.
     j["samples_in_round"] = peer_ && peer_->in_round() ? peer_->contributed() : 0;
     j["rejected_states"] = peer_ ? peer_->rejected_states() : 0;
+    // State and update requests this peer refused as over a peer's budget, and peers it banned
+    // (core/peer_limits.h).
+    j["refused_requests"] = peer_ ? peer_->limits().refused_requests() : 0;
+    j["bans"] = peer_ ? peer_->limits().bans() : 0;
     if (torch_) {
       j["params_hash"] = parameters_hash(torch_->parameters());
       if (test_) {

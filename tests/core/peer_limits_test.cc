@@ -1,5 +1,6 @@
 // Per-peer limits and bans (core/peer_limits.h, docs/trust.md §2): the budget itself, and the
-// services that spend it: early averaging parts, state requests, the mux that drops a banned peer.
+// services that spend it: early averaging parts, state requests (refused over the budget), the mux
+// that drops a banned peer.
 #include "core/peer_limits.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +13,6 @@
 #include "core/training/state_messages.h"
 #include "core/training/state_service.h"
 #include "support/memory_world.h"
-#include "support/recording_service.h"
 
 namespace swarmlab::core {
 namespace {
@@ -56,8 +56,12 @@ TEST(PeerLimits, RequestsAreCountedOverASlidingWindow) {
   }
   // The first request, at t = 0, has left the 60 s window at t = 75: one more fits.
   EXPECT_TRUE(limits.admit_request(5));
-  EXPECT_FALSE(limits.admit_request(5));  // four within 60 s
-  EXPECT_TRUE(limits.banned(5));
+  EXPECT_FALSE(limits.admit_request(5));  // four within 60 s: refused, and not counted
+  EXPECT_FALSE(limits.banned(5));
+  EXPECT_EQ(limits.bans(), 0u);
+  EXPECT_EQ(limits.refused_requests(), 1u);
+  world.run_for(25);  // t = 100: the request at t = 25 has left the window
+  EXPECT_TRUE(limits.admit_request(5));
   EXPECT_FALSE(limits.admit_request(5));
 }
 
@@ -84,7 +88,10 @@ TEST(PeerLimits, AFloodOfEarlyPartsBansItsSenderAndKeepsTheOthers) {
   world.env(0).set_sink(nullptr);
 }
 
-TEST(PeerLimits, AStateRequesterOverItsBudgetIsNotServed) {
+TEST(PeerLimits, AStateRequesterOverItsBudgetIsRefusedOutLoudAndNotBanned) {
+  // A peer catching up one step at a time in a fast collaboration may ask more often than the
+  // budget allows. It is told at once, so it asks someone else, instead of waiting for an answer
+  // that never comes; and it is not banned, so its rounds and DHT traffic still reach this peer.
   MemoryWorld world(2, PeerSpec{0.001, 0, 0});
   PeerLimits limits(world.env(1), {1 << 20, 3, 60, 300});
   std::size_t sources = 0;
@@ -94,20 +101,33 @@ TEST(PeerLimits, AStateRequesterOverItsBudgetIsNotServed) {
     s.bytes.assign(100, 1);
     return std::optional<training::StateSnapshot>(s);
   }, &limits);
-  testing::RecordingService asker;
+  training::StateService asker(world.env(0), training::StateConfig{}, [](const training::StateWanted&) {
+    return std::optional<training::StateSnapshot>();
+  });
   world.env(1).set_sink(&provider);
   world.env(0).set_sink(&asker);
-  for (std::uint64_t i = 0; i < 10; ++i) {
-    training::StateMessage m;
-    m.kind = training::StateKind::Request;
-    m.request_id = i + 1;
-    world.env(0).send(1, encode_state(m));
+  std::vector<bool> outcomes;
+  std::vector<Seconds> took;
+  for (int i = 0; i < 5; ++i) {
+    const Seconds asked = world.now();
+    asker.download(1, [&, asked](bool ok, training::StateSnapshot) {
+      outcomes.push_back(ok);
+      took.push_back(world.now() - asked);
+    });
+    world.run();
   }
-  world.run();
-  EXPECT_EQ(sources, 3u);  // the fourth request banned the asker; the rest were not served
+  EXPECT_EQ(outcomes, (std::vector<bool>{true, true, true, false, false}));
+  ASSERT_EQ(took.size(), 5u);
+  EXPECT_LT(took[3], 0.1);  // a round trip, not the 60 s idle timeout
+  EXPECT_EQ(sources, 3u);   // nothing is exported for a refused request
   EXPECT_EQ(provider.served(), 3u);
-  EXPECT_TRUE(limits.banned(0));
-  EXPECT_EQ(asker.got.size(), 3u * 2u);  // a header and one 100-byte chunk per served request
+  EXPECT_FALSE(limits.banned(0));
+  EXPECT_EQ(limits.refused_requests(), 2u);
+  world.run_for(61);  // the window has passed: served again
+  bool served_again = false;
+  asker.download(1, [&](bool ok, training::StateSnapshot) { served_again = ok; });
+  world.run();
+  EXPECT_TRUE(served_again);
   world.env(0).set_sink(nullptr);
   world.env(1).set_sink(nullptr);
 }
