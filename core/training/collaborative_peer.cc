@@ -260,6 +260,18 @@ bool CollaborativePeer::diverged() const {
     return false;
   std::vector<StateHolder> holders = with_state(others(at, self));
   holders.push_back({self, lineage_});
+  // The senders of its last round hold this peer's state, though their records may not say so
+  // yet: right after a round, a record of another group that took the same step can be the only
+  // other one read, and every member of the larger group would load the smaller's state while
+  // that one loads theirs (docs/interpretations.md §35). A partner's record at this step counts
+  // as it says.
+  if (partners_step_ == step_ && partners_lineage_ == lineage_ && !partners_.empty()) {
+    std::vector<PeerId> read;  // sorted: at 256 peers a partner list has about 240 members
+    for (const StateHolder& h : holders) read.push_back(h.peer);
+    std::ranges::sort(read);
+    for (const PeerId p : partners_)
+      if (!std::ranges::binary_search(read, p)) holders.push_back({p, lineage_});
+  }
   return consensus_lineage(holders) != lineage_;
 }
 
@@ -544,6 +556,9 @@ void CollaborativePeer::begin_round(const WaitingRound& round) {
   round_id_ = plan.round_id;
   round_size_ = plan.members.size();
   sent_ = plan.sends(*me);
+  round_senders_.clear();
+  for (std::size_t i = 0; i < plan.members.size(); ++i)
+    if (i != *me && plan.sends(i)) round_senders_.push_back(plan.members[i]);
   if (sent_) {
     if (trainer_) contributed_ = trainer_->take();
     plan.weights[*me] = contributed_ > 0 ? static_cast<double>(contributed_) : kEmptyContributionWeight;
@@ -595,6 +610,13 @@ void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
                                 : trainer_ ? lineage_diverged(lineage_, round_id_, env_.self())
                                            : kNoState;
   const std::uint64_t step_after = std::max(step_, round_step_);
+  partners_.clear();
+  if (sent_ && outcome.unaveraged_spans.empty()) {
+    partners_ = round_senders_;
+    std::erase_if(partners_, [&](PeerId p) { return std::ranges::find(outcome.dropped_senders, p) != outcome.dropped_senders.end(); });
+    partners_step_ = step_after;
+    partners_lineage_ = lineage;
+  }
   if (sent_) {
     // A span whose average did not come back whole takes no update: every sender that missed it
     // holds the same values there, where its own gradient would set it apart (state_lineage.h).

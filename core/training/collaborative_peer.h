@@ -257,6 +257,12 @@ class CollaborativePeer {
   std::vector<PeerId> last_senders_;    // a pure reducer: the members that computed in its last group
   std::vector<PeerId> round_members_;   // that round's members and their spans, to zero the unaveraged ones
   std::vector<std::uint64_t> round_span_begin_;
+  std::vector<PeerId> round_senders_;   // the other senders of the round in flight
+  // The other senders of this peer's last round when it came back whole: they hold the state it
+  // left this peer with (step and lineage below) whether or not their records say so yet
+  // (diverged()).
+  std::vector<PeerId> partners_;
+  std::uint64_t partners_step_ = 0, partners_lineage_ = 0;
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
   bool fetch_in_flight_ = false;
   // Rounds begun so far: a progress read that was in flight when a round began reports the

@@ -1,5 +1,5 @@
 // DHT coordination under churn, end to end in the simulator: what each member of a group takes
-// its round's step to be (docs/interpretations.md §26).
+// its round's step to be, and whose state it keeps (docs/interpretations.md §26).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -135,6 +135,54 @@ TEST(TrainingDhtChurn, PeersThatMissedARoundAreLeftOutOfTheNextRoundsGroupAndCat
   TrainingRunConfig cfg;
   cfg.replay_rounds = false;
   EXPECT_GE(run_training(sc, cfg).steps, 25u);  // 17 when they averaged with p0
+}
+
+// Eight peers: p2 leaves at 140 s, p3 loads the state until 191 s and the CPU-only p5 joins at
+// 179 s. A round of 50 s (15 M parameters over 10-20 Mb/s uplinks) took step 4 for p0, p1, p6 and
+// p7 from 177 s to 226 s. Meanwhile p3 and p5, left out of it, took step 4 on their own at 221 s
+// (p3's search had timed out). When the four came out of their round, p3's record was the only
+// other one at step 4 they had read: one against one, the tie went to p3's lineage, and all four
+// began loading p3's state while p3, reading theirs, loaded p6's. Nobody then held a state the
+// others would keep, and no step was taken from 221 s to the end (4 steps in 600 s). The senders
+// of a peer's last round now count as holding its state until their records say otherwise.
+const char* kTwoGroupsTakeOneStep = R"({
+  "name": "random-churn", "seed": 173,
+  "workload": {"model": "toy", "parameters": 15000000, "wire_precision": "fp16", "target_batch": 80},
+  "peers": [
+    {"name": "p0", "compute_sps": 10, "latency_ms": 25, "bandwidth_bps": 5e7},
+    {"name": "p1", "compute_sps": 10, "latency_ms": 45, "download_bps": 2e7, "upload_bps": 1e7},
+    {"name": "p2", "compute_sps": 20, "latency_ms": 45, "download_bps": 2e8, "upload_bps": 1e8, "leave_s": 139.540586},
+    {"name": "p3", "compute_sps": 5, "latency_ms": 5, "bandwidth_bps": 2e7, "join_s": 44.125612},
+    {"name": "p4", "compute_sps": 10, "latency_ms": 45, "bandwidth_bps": 2e8, "join_s": 282.768669, "leave_s": 496.239665},
+    {"name": "p5", "compute_sps": 0, "latency_ms": 25, "bandwidth_bps": 5e7, "join_s": 178.729945, "leave_s": 361.24557},
+    {"name": "p6", "compute_sps": 20, "latency_ms": 25, "download_bps": 5e7, "upload_bps": 1e7},
+    {"name": "p7", "compute_sps": 10, "latency_ms": 5, "bandwidth_bps": 2e7}
+  ],
+  "averaging": {"strategy": "ar"},
+  "training": {"micro_batch": 2, "duration_s": 600, "state_bytes_per_parameter": 12,
+               "metrics_interval_s": 60, "coordination": "dht"}
+})";
+
+TEST(TrainingDhtChurn, TheLargerOfTwoGroupsThatTookOneStepKeepsItsState) {
+  const scenarios::Scenario sc = scenarios::parse_scenario(kTwoGroupsTakeOneStep, "two-groups.json");
+  SwarmOptions options;
+  options.coordination = scenarios::Coordination::Dht;
+  options.replay_rounds = false;
+  std::vector<PeerId> loads_from_p3;  // who began loading p3's state before 240 s
+  SimSwarm* running = nullptr;
+  SwarmHooks hooks;
+  hooks.sync_started = [&](PeerId peer, PeerId provider) {
+    if (provider == 3 && running->engine().now() < 240) loads_from_p3.push_back(peer);
+  };
+  SimSwarm swarm(sc, options, hooks);
+  running = &swarm;
+  swarm.start();
+  swarm.engine().run_until(sc.training.duration_s);
+  EXPECT_TRUE(loads_from_p3.empty()) << loads_from_p3.size() << " peers loaded the smaller group's state";
+
+  TrainingRunConfig cfg;
+  cfg.replay_rounds = false;
+  EXPECT_GE(run_training(sc, cfg).steps, 9u);  // 4 when they did
 }
 
 }  // namespace
