@@ -265,7 +265,7 @@ bool CollaborativePeer::diverged() const {
   // other one read, and every member of the larger group would load the smaller's state while
   // that one loads theirs (docs/interpretations.md §35). A partner's record at this step counts
   // as it says.
-  if (partners_step_ == step_ && partners_lineage_ == lineage_ && !partners_.empty()) {
+  if (!partners_.empty()) {
     std::vector<PeerId> read;  // sorted: at 256 peers a partner list has about 240 members
     for (const StateHolder& h : holders) read.push_back(h.peer);
     std::ranges::sort(read);
@@ -595,6 +595,7 @@ void CollaborativePeer::begin_round(const WaitingRound& round) {
 }
 
 void CollaborativePeer::set_step(std::uint64_t step, std::uint64_t lineage) {
+  if (step != step_ || lineage != lineage_) partners_.clear();  // they hold the state it leaves
   lineage_ = lineage;
   if (step == step_) return;
   step_ = step;
@@ -610,12 +611,10 @@ void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
                                 : trainer_ ? lineage_diverged(lineage_, round_id_, env_.self())
                                            : kNoState;
   const std::uint64_t step_after = std::max(step_, round_step_);
-  partners_.clear();
+  std::vector<PeerId> partners;  // set after set_step below, which clears the last round's
   if (sent_ && outcome.unaveraged_spans.empty()) {
-    partners_ = round_senders_;
-    std::erase_if(partners_, [&](PeerId p) { return std::ranges::find(outcome.dropped_senders, p) != outcome.dropped_senders.end(); });
-    partners_step_ = step_after;
-    partners_lineage_ = lineage;
+    partners = std::move(round_senders_);
+    std::erase_if(partners, [&](PeerId p) { return std::ranges::find(outcome.dropped_senders, p) != outcome.dropped_senders.end(); });
   }
   if (sent_) {
     // A span whose average did not come back whole takes no update: every sender that missed it
@@ -641,6 +640,7 @@ void CollaborativePeer::on_round_done(const averaging::RoundOutcome& outcome) {
   if (lost.size() + 1 < round_size_)
     for (const PeerId peer : lost) coordinator_->member_lost(peer);
   set_step(step_after, lineage);
+  partners_ = std::move(partners);
   const std::uint64_t contributed = std::exchange(contributed_, 0);
   // Before computing resumes: a host that reads the parameters behind the learner's queued work
   // then reads them as the step left them (a DiLoCo inner step changes them).

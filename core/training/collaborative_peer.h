@@ -259,10 +259,9 @@ class CollaborativePeer {
   std::vector<std::uint64_t> round_span_begin_;
   std::vector<PeerId> round_senders_;   // the other senders of the round in flight
   // The other senders of this peer's last round when it came back whole: they hold the state it
-  // left this peer with (step and lineage below) whether or not their records say so yet
-  // (diverged()).
+  // left this peer with, whether or not their records say so yet (diverged()); cleared once this
+  // peer holds another state (set_step).
   std::vector<PeerId> partners_;
-  std::uint64_t partners_step_ = 0, partners_lineage_ = 0;
   TimerHandle fetch_timer_ = 0, ready_timer_ = 0;
   bool fetch_in_flight_ = false;
   // Rounds begun so far: a progress read that was in flight when a round began reports the

@@ -63,6 +63,13 @@ Labels steps_named(const scenarios::Scenario& sc, const std::function<void(SimSw
   return labels;
 }
 
+// The steps `sc` takes with every round simulated (run_training, its own coordination).
+std::uint64_t steps_in_full(const scenarios::Scenario& sc) {
+  TrainingRunConfig cfg;
+  cfg.replay_rounds = false;
+  return run_training(sc, cfg).steps;
+}
+
 TEST(TrainingDhtChurn, APureReducerNeverCallsAGroupsStepAheadOfItsSenders) {
   const scenarios::Scenario sc = scenarios::parse_scenario(kServerServingTwoGroups, "server.json");
   std::vector<bool> computes;
@@ -84,11 +91,8 @@ TEST(TrainingDhtChurn, APureReducerNeverCallsAGroupsStepAheadOfItsSenders) {
 }
 
 TEST(TrainingDhtChurn, ACollaborationWhoseServerServesTwoGroupsInARowGoesOn) {
-  TrainingRunConfig cfg;
-  cfg.replay_rounds = false;
-  const TrainingRunResult r =
-      run_training(scenarios::parse_scenario(kServerServingTwoGroups, "server.json"), cfg);
-  EXPECT_GE(r.steps, 50u);  // 19 when it stopped
+  const scenarios::Scenario sc = scenarios::parse_scenario(kServerServingTwoGroups, "server.json");
+  EXPECT_GE(steps_in_full(sc), 50u);  // 19 when it stopped
 }
 
 
@@ -132,9 +136,7 @@ TEST(TrainingDhtChurn, PeersThatMissedARoundAreLeftOutOfTheNextRoundsGroupAndCat
   }
   EXPECT_GT(left_behind, 0u);
 
-  TrainingRunConfig cfg;
-  cfg.replay_rounds = false;
-  EXPECT_GE(run_training(sc, cfg).steps, 25u);  // 17 when they averaged with p0
+  EXPECT_GE(steps_in_full(sc), 25u);  // 17 when they averaged with p0
 }
 
 // Eight peers: p2 leaves at 140 s, p3 loads the state until 191 s and the CPU-only p5 joins at
@@ -180,9 +182,7 @@ TEST(TrainingDhtChurn, TheLargerOfTwoGroupsThatTookOneStepKeepsItsState) {
   swarm.engine().run_until(sc.training.duration_s);
   EXPECT_TRUE(loads_from_p3.empty()) << loads_from_p3.size() << " peers loaded the smaller group's state";
 
-  TrainingRunConfig cfg;
-  cfg.replay_rounds = false;
-  EXPECT_GE(run_training(sc, cfg).steps, 9u);  // 4 when they did
+  EXPECT_GE(steps_in_full(sc), 9u);  // 4 when they did
 }
 
 }  // namespace
