@@ -91,6 +91,12 @@ struct DhtConfig {
   // All records together (without it, the limits above allow a million records of a MiB each).
   // A collaboration's progress records and declarations take kilobytes per peer.
   std::size_t max_stored_bytes = std::size_t{256} << 20;
+  // What the entries stored by one sender may take of those (core/dht/publisher_ledger.h): an
+  // eighth, so that a flooding peer leaves room for everyone else. The largest honest publisher
+  // is an expert runtime's checkpoints (64 KiB values, docs/learning-at-home.md §8): 256 experts
+  // held on one node fill half of this.
+  std::size_t max_stored_bytes_per_publisher = std::size_t{32} << 20;
+  std::size_t max_stored_entries_per_publisher = std::size_t{1} << 17;
 };
 
 // Hydra's DHT (docs/hydra.md §1) as a configuration of this one: 256-bit ids and SHA-256 keys; one

@@ -49,7 +49,8 @@ DhtNode::DhtNode(Environment& env, NodeId id, DhtConfig config)
       config_(config),
       limits_(WireLimits::from(config)),
       table_(id, config.bucket_size, config.replacement_cache_size, config.bucket_ping_interval_s),
-      storage_(config.max_stored_keys, config.max_record_bytes, config.max_stored_bytes),
+      storage_(config.max_stored_keys, config.max_record_bytes, config.max_stored_bytes,
+               {config.max_stored_bytes_per_publisher, config.max_stored_entries_per_publisher}),
       blacklist_(config.blacklist_base_s, config.blacklist_backoff, config.blacklist_max_exponent) {
   if (!valid_id_bits(config.id_bits)) throw std::invalid_argument("DhtConfig: id_bits must be 160 or 256");
   if (!id.fits(config.id_bits)) throw std::invalid_argument("DhtNode: the node id is wider than DhtConfig::id_bits");
@@ -233,7 +234,7 @@ void DhtNode::answer(PeerId from, const DhtMessage& request) {
       return send(from, r, storage_.find(request.target, env_.now()));
     case MessageKind::StoreRequest:
       r.stored = storage_.store(request.target, request.subkey ? &*request.subkey : nullptr, request.value,
-                                env_.now());
+                                env_.now(), from);
       break;
     default:
       break;

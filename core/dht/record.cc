@@ -89,6 +89,10 @@ void Record::merge(const Record& other) {
   for (const auto& [subkey, v] : other.dictionary()) merge_subkey(subkey, v);
 }
 
+std::size_t entry_footprint(const Bytes* subkey, const TimedValue& value) {
+  return kEntryOverhead + (subkey ? subkey->size() : 0) + value.value.size();
+}
+
 Record make_record(const Bytes* subkey, TimedValue value) {
   if (!subkey) return Record(std::move(value));
   return Record(Dictionary{{*subkey, std::move(value)}});

@@ -68,5 +68,7 @@ class Record {
 
 // Builds a record holding one value (plain when `subkey` is null).
 Record make_record(const Bytes* subkey, TimedValue value);
+// What one entry (a plain value, or one subkey of a dictionary) adds to a record's footprint.
+std::size_t entry_footprint(const Bytes* subkey, const TimedValue& value);
 
 }  // namespace swarmlab::core::dht

@@ -20,9 +20,15 @@ std::size_t footprint_after(const Record& held, const Bytes* subkey, const Timed
 
 }  // namespace
 
-bool ValueStore::store(const NodeId& key, const Bytes* subkey, const TimedValue& value, Seconds now) {
+bool ValueStore::store(const NodeId& key, const Bytes* subkey, const TimedValue& value, Seconds now,
+                       std::optional<PeerId> publisher) {
   if (!(value.expiration > now)) return false;
   purge(now);
+  const std::size_t entry_bytes = entry_footprint(subkey, value);
+  if (publisher && !ledger_.admits(*publisher, key, subkey, entry_bytes)) {
+    ++refused_over_publisher_limit_;
+    return false;
+  }
   auto it = records_.find(key);
   if (it == records_.end()) {
     if (records_.size() >= max_keys_) return false;
@@ -36,9 +42,18 @@ bool ValueStore::store(const NodeId& key, const Bytes* subkey, const TimedValue&
     drop_expired(held, now);
     const std::size_t before = held.footprint(), after = footprint_after(held, subkey, value);
     if (after > max_record_bytes_ || (after > before && after - before > max_bytes_ - bytes_)) return false;
+    const bool was_dictionary = held.is_dictionary();
     const bool accepted = subkey ? held.merge_subkey(*subkey, value) : held.merge_plain(value);
     if (!accepted) return false;
     bytes_ = bytes_ - before + held.footprint();
+    // What the merge swept away is no longer its publishers'.
+    if (!subkey && was_dictionary) ledger_.release_key(key);
+    if (subkey && !was_dictionary) ledger_.release(key, nullptr);
+  }
+  if (publisher) {
+    ledger_.charge(*publisher, key, subkey, entry_bytes, value.expiration);
+  } else {
+    ledger_.release(key, subkey);
   }
   expiries_.push_back({value.expiration, key});
   std::push_heap(expiries_.begin(), expiries_.end(), std::greater<>());
@@ -68,6 +83,7 @@ const Record* ValueStore::find(const NodeId& key, Seconds now) {
 }
 
 void ValueStore::purge(Seconds now) {
+  ledger_.purge(now);
   while (!expiries_.empty() && expiries_.front().at <= now) {
     const NodeId key = expiries_.front().key;
     std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());

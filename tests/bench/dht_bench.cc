@@ -4,12 +4,15 @@
 // Run ./build/swarmlab_bench --benchmark_filter=Dht.
 #include <benchmark/benchmark.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/dht/config.h"
 #include "core/dht/messages.h"
 #include "core/dht/routing_table.h"
 #include "core/dht/sha1.h"
+#include "core/dht/value_store.h"
 #include "sim/experiments/dht_experiment.h"
 
 namespace swarmlab {
@@ -37,6 +40,39 @@ BENCHMARK(BM_DhtExperiment)
     ->ArgsProduct({{1000, 10000}, {core::dht::kKademliaIdBits, core::dht::kHydraIdBits}})
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
+
+// One replica's store as a collaboration uses it: 256 peers each republish their progress (a
+// subkey of one key) and a declaration of their own (a plain key) every 2 s, each valid for 10 s.
+// Argument 1: as stores from the network, charged to their publisher (core/dht/publisher_ledger.h);
+// 0: the same stores as the node's own, which nothing charges. The ratio of the two is the cost of
+// the per-publisher share.
+void BM_DhtValueStoreRepublish(benchmark::State& state) {
+  const bool charged = state.range(0) != 0;
+  constexpr int kPeers = 256;
+  std::vector<core::dht::NodeId> keys;
+  std::vector<core::dht::Bytes> subkeys;
+  for (int p = 0; p < kPeers; ++p) {
+    keys.push_back(core::dht::NodeId::of_key(std::string("declaration.").append(std::to_string(p))));
+    const std::string sub = std::string("peer").append(std::to_string(p));
+    subkeys.emplace_back(sub.begin(), sub.end());
+  }
+  const core::dht::NodeId progress = core::dht::NodeId::of_key("progress");
+  const core::dht::DhtConfig config;
+  core::dht::ValueStore store(config.max_stored_keys, config.max_record_bytes, config.max_stored_bytes,
+                              {config.max_stored_bytes_per_publisher, config.max_stored_entries_per_publisher});
+  const core::dht::Bytes value(64, 7);
+  double now = 0;
+  for (auto _ : state) {
+    for (core::PeerId p = 0; p < kPeers; ++p) {
+      const std::optional<core::PeerId> from = charged ? std::optional<core::PeerId>(p) : std::nullopt;
+      benchmark::DoNotOptimize(store.store(progress, &subkeys[p], {value, now + 10}, now, from));
+      benchmark::DoNotOptimize(store.store(keys[p], nullptr, {value, now + 10}, now, from));
+    }
+    now += 2;
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * kPeers);
+}
+BENCHMARK(BM_DhtValueStoreRepublish)->Arg(0)->Arg(1);
 
 void BM_DhtRoutingTableClosest(benchmark::State& state) {
   const int bits = static_cast<int>(state.range(0));

@@ -176,6 +176,30 @@ TEST(DhtNode, NewestExpirationWinsAcrossTheNetwork) {
   EXPECT_FALSE(net.get(5, "k").first.has_value());
 }
 
+// docs/trust.md §2: a peer that stores key after key fills only its share of each replica's
+// store, and the others' stores still land. Without the share, the flood filled every store and
+// the honest peer's progress record was refused everywhere.
+TEST(DhtNode, APeerStoringWithoutEndLeavesRoomForEveryoneElse) {
+  DhtConfig config;
+  config.max_stored_bytes = 64 * (32 + 1000);  // exactly 64 of the entries below (record.h)
+  config.max_stored_bytes_per_publisher = 8 * 1024;
+  Network net(4, config);  // every node is one of every key's 5 replicas
+  const std::string blob(1000, 'x');
+  for (int k = 0; k < 200; ++k) {
+    net.nodes[1]->store("junk-" + std::to_string(k), b(blob), net.world.now() + 600, [](const StoreResult&) {});
+  }
+  net.world.run_for(30);
+  for (PeerId p : {0u, 2u, 3u}) {
+    EXPECT_LE(net.nodes[p]->storage().bytes(), 8u * 1024) << p;
+    EXPECT_GT(net.nodes[p]->storage().refused_over_publisher_limit(), 150u) << p;
+  }
+  const StoreResult honest = net.store(2, "progress", "step 7");
+  EXPECT_TRUE(honest.ok);
+  // Node 1 filled its own store itself (a node's own stores are bounded by the whole store only).
+  EXPECT_EQ(honest.replicas, 3u);
+  EXPECT_EQ(net.holders("progress"), (std::vector<PeerId>{0, 2, 3}));
+}
+
 TEST(DhtNode, DictionaryGathersSubkeysFromManyPeers) {
   Network net(30);
   for (PeerId p = 0; p < 10; ++p) {

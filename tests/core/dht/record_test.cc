@@ -91,6 +91,65 @@ TEST(ValueStore, LimitsRejectWithoutChangingWhatIsHeld) {
   EXPECT_EQ(s.find(kKey, 0)->dictionary().size(), 1u);
 }
 
+// docs/trust.md §2: one sender's entries may take only its share of the store, so a flood of
+// stores from one peer leaves room for everyone else's; the share comes back as its entries expire
+// or are replaced, and the node's own stores are not charged to anyone.
+TEST(ValueStore, OnePublisherCannotFillTheStoreForEveryoneElse) {
+  ValueStore s(1000, 4096, 16 * 1024, PublisherLimits{8 * 1024, 3});
+  const PeerId flooder = 1, honest = 2;
+  std::size_t accepted = 0;
+  for (int k = 0; k < 100; ++k)
+    accepted += s.store(NodeId::of_key(std::string("k").append(std::to_string(k))), nullptr, {Bytes(1000, 1), 10}, 0, flooder);
+  EXPECT_EQ(accepted, 3u);  // the entry limit
+  EXPECT_EQ(s.publishers().entries_of(flooder), 3u);
+  EXPECT_EQ(s.refused_over_publisher_limit(), 97u);
+  // Its own entries it may replace, even at its limit.
+  EXPECT_TRUE(s.store(NodeId::of_key("k0"), nullptr, {Bytes(1000, 2), 20}, 0, flooder));
+  // Everyone else still stores.
+  EXPECT_TRUE(s.store(kKey, nullptr, {b("mine"), 10}, 0, honest));
+  const Bytes sub = b("honest");
+  EXPECT_TRUE(s.store(NodeId::of_key("progress"), &sub, {b("step 7"), 10}, 0, honest));
+  EXPECT_EQ(s.publishers().entries_of(honest), 2u);
+  // A store of one of the flooder's keys by another peer (a newer version) is charged to that peer.
+  EXPECT_TRUE(s.store(NodeId::of_key("k1"), nullptr, {b("newer"), 15}, 0, honest));
+  EXPECT_EQ(s.publishers().entries_of(flooder), 2u);
+  EXPECT_TRUE(s.store(NodeId::of_key("k50"), nullptr, {Bytes(1000, 1), 10}, 0, flooder));
+  // A byte limit too: 3 entries of 1 KiB and a fourth of 2 KiB would pass 4 KiB.
+  ValueStore by_bytes(1000, 4096, 64 * 1024, PublisherLimits{4 * 1024, 100});
+  for (int k = 0; k < 3; ++k)
+    EXPECT_TRUE(by_bytes.store(NodeId::of_key(std::string("b").append(std::to_string(k))), nullptr, {Bytes(1000, 1), 10}, 0, flooder));
+  EXPECT_FALSE(by_bytes.store(NodeId::of_key("b3"), nullptr, {Bytes(2000, 1), 10}, 0, flooder));
+  EXPECT_TRUE(by_bytes.store(NodeId::of_key("b3"), nullptr, {Bytes(900, 1), 10}, 0, flooder));
+  // The node's own stores are bounded by the whole store's limits only.
+  for (int k = 0; k < 5; ++k)
+    EXPECT_TRUE(s.store(NodeId::of_key(std::string("own").append(std::to_string(k))), nullptr, {Bytes(1000, 3), 10}, 0));
+  // Once the flooder's entries expire, its share is free again.
+  s.purge(10);
+  EXPECT_EQ(s.publishers().entries_of(flooder), 1u);  // k0, stored again until 20
+  EXPECT_EQ(s.publishers().entries_of(honest), 1u);   // k1, until 15
+  EXPECT_TRUE(s.store(NodeId::of_key("k60"), nullptr, {Bytes(1000, 1), 30}, 10, flooder));
+}
+
+// The merge rules sweep entries away: a plain value over a dictionary takes every subkey's charge
+// with it, and a subkey over a plain value the plain value's.
+TEST(ValueStore, EntriesSweptAwayByAMergeAreNoLongerTheirPublishers) {
+  ValueStore s(1000, 4096, SIZE_MAX, PublisherLimits{SIZE_MAX, 10});
+  for (PeerId p = 1; p <= 3; ++p) {
+    const Bytes sub = b("peer" + std::to_string(p));
+    EXPECT_TRUE(s.store(kKey, &sub, {b("x"), 10}, 0, p));
+  }
+  EXPECT_EQ(s.publishers().publishers(), 3u);
+  EXPECT_TRUE(s.store(kKey, nullptr, {b("plain"), 20}, 0, 4));
+  EXPECT_EQ(s.publishers().publishers(), 1u);
+  EXPECT_EQ(s.publishers().entries_of(4), 1u);
+  const Bytes sub = b("peer5");
+  EXPECT_TRUE(s.store(kKey, &sub, {b("y"), 30}, 0, 5));
+  EXPECT_EQ(s.publishers().entries_of(4), 0u);
+  EXPECT_EQ(s.publishers().entries_of(5), 1u);
+  EXPECT_TRUE(s.store(kKey, &sub, {b("z"), 40}, 0));  // the node's own version: nobody's
+  EXPECT_EQ(s.publishers().publishers(), 0u);
+}
+
 TEST(ValueStore, TheBytesOfAllRecordsTogetherAreBoundedAndGiveBackWhatExpires) {
   // Many keys of 1 KiB each: however many peers send them, the node holds at most 10 KiB.
   ValueStore s(1000, 4096, 10 * 1024);
