@@ -150,6 +150,47 @@ TEST(ValueStore, EntriesSweptAwayByAMergeAreNoLongerTheirPublishers) {
   EXPECT_EQ(s.publishers().publishers(), 0u);
 }
 
+// Whatever mix of plain values, subkeys, publishers, versions and expirations arrives, every live
+// entry is charged to exactly one publisher, at its footprint, and nothing else is charged: a
+// charge that outlived its entry would count against an honest peer until the entry's expiration.
+TEST(ValueStore, EveryLiveEntryIsChargedOnceAndNothingElse) {
+  Rng rng(11);
+  ValueStore s(1000, 1 << 20, SIZE_MAX, PublisherLimits{SIZE_MAX, SIZE_MAX});
+  std::vector<NodeId> keys;
+  for (int k = 0; k < 4; ++k) keys.push_back(NodeId::of_key(std::string("key").append(std::to_string(k))));
+  Seconds now = 0;
+  for (int op = 0; op < 3000; ++op) {
+    now += rng.uniform();
+    const Bytes sub = b(std::string("s").append(std::to_string(rng.below(5))));
+    const TimedValue v{Bytes(rng.below(40), 1), now + 1 + 20 * rng.uniform()};
+    s.store(keys[rng.below(keys.size())], rng.bernoulli(0.3) ? nullptr : &sub, v, now,
+            static_cast<PeerId>(1 + rng.below(4)));
+    if (op % 10 != 0) continue;
+    s.purge(now);
+    std::size_t live = 0, footprints = 0;
+    for (const NodeId& key : keys) {
+      const Record* r = s.find(key, now);
+      if (!r) continue;
+      if (!r->is_dictionary()) {
+        ++live;
+        footprints += entry_footprint(nullptr, r->value());
+        continue;
+      }
+      for (const auto& [subkey, value] : r->dictionary()) {
+        ++live;
+        footprints += entry_footprint(&subkey, value);
+      }
+    }
+    std::size_t charged = 0, charged_bytes = 0;
+    for (PeerId p = 1; p <= 4; ++p) {
+      charged += s.publishers().entries_of(p);
+      charged_bytes += s.publishers().bytes_of(p);
+    }
+    ASSERT_EQ(charged, live) << "after " << op + 1 << " stores";
+    ASSERT_EQ(charged_bytes, footprints) << "after " << op + 1 << " stores";
+  }
+}
+
 TEST(ValueStore, TheBytesOfAllRecordsTogetherAreBoundedAndGiveBackWhatExpires) {
   // Many keys of 1 KiB each: however many peers send them, the node holds at most 10 KiB.
   ValueStore s(1000, 4096, 10 * 1024);
