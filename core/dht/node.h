@@ -133,6 +133,7 @@ class DhtNode final : public Service {
   const RoutingTable& routing_table() const { return table_; }
   const Blacklist& blacklist() const { return blacklist_; }
   ValueStore& storage() { return storage_; }
+  const ValueStore& storage() const { return storage_; }
   const DhtStats& stats() const { return stats_; }
 
   // When anything last arrived from a peer, on any service of this peer (-infinity: never). A

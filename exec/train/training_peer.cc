@@ -76,7 +76,9 @@ class TrainingPeerProcess {
         [&loop](std::function<void()> fn) { loop.post(std::move(fn)); });
     torch_ = torch.get();
     core::training::PeerParts parts;
-    parts.coordinator = std::make_unique<core::training::DhtCoordinator>(host_.peer_env(), cfg_.coordination);
+    auto coordinator = std::make_unique<core::training::DhtCoordinator>(host_.peer_env(), cfg_.coordination);
+    coordinator_ = coordinator.get();
+    parts.coordinator = std::move(coordinator);
     if (cfg_.compute_cap_sps > 0)
       parts.learner = std::make_unique<PacedLearner>(host_.peer_env(), std::move(torch), cfg_.compute_cap_sps);
     else
@@ -299,6 +301,9 @@ class TrainingPeerProcess {
     // (core/peer_limits.h).
     j["refused_requests"] = peer_ ? peer_->limits().refused_requests() : 0;
     j["bans"] = peer_ ? peer_->limits().bans() : 0;
+    // DHT stores this peer refused because their sender held its share of its store already
+    // (core/dht/publisher_ledger.h).
+    j["refused_stores"] = coordinator_ ? coordinator_->dht().storage().refused_over_publisher_limit() : 0;
     if (torch_) {
       j["params_hash"] = parameters_hash(torch_->parameters());
       if (test_) {
@@ -317,6 +322,7 @@ class TrainingPeerProcess {
   LiveHost host_;
   std::shared_ptr<const learn::LabelledImages> train_, test_, eval_set_;
   learn::TorchLearner* torch_ = nullptr;
+  const core::training::DhtCoordinator* coordinator_ = nullptr;  // owned by peer_
   std::unique_ptr<CollaborativePeer> peer_;
   std::size_t participants_ = 0;
   double reduces_ = 0;  // share of the vector this peer reduced in its last round

@@ -89,6 +89,12 @@ TEST(LiveTraining, FourUnequalPeersStepLikeOneLargeBatchSgd) {
       steps[s.step].push_back(s);
     }
   ASSERT_GE(steps.size(), 50u);
+  // No honest peer comes near its share of another's DHT store (docs/trust.md §2).
+  for (std::size_t p = 0; p < 4; ++p) {
+    const nlohmann::json exit = testing::exit_record(dir.path, p);
+    ASSERT_TRUE(exit.is_object()) << "peer " << p;
+    EXPECT_EQ(exit.value("refused_stores", std::uint64_t{1}), 0u) << "peer " << p;
+  }
 
   const scenarios::Scenario sc = scenarios::load_scenario(kScenario);
   PostQueue q;
