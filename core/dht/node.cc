@@ -49,8 +49,7 @@ DhtNode::DhtNode(Environment& env, NodeId id, DhtConfig config)
       config_(config),
       limits_(WireLimits::from(config)),
       table_(id, config.bucket_size, config.replacement_cache_size, config.bucket_ping_interval_s),
-      storage_(config.max_stored_keys, config.max_record_bytes, config.max_stored_bytes,
-               {config.max_stored_bytes_per_publisher, config.max_stored_entries_per_publisher}),
+      storage_(ValueStore::from(config)),
       blacklist_(config.blacklist_base_s, config.blacklist_backoff, config.blacklist_max_exponent) {
   if (!valid_id_bits(config.id_bits)) throw std::invalid_argument("DhtConfig: id_bits must be 160 or 256");
   if (!id.fits(config.id_bits)) throw std::invalid_argument("DhtNode: the node id is wider than DhtConfig::id_bits");

@@ -4,10 +4,6 @@
 #include <limits>
 
 namespace swarmlab::core::dht {
-namespace {
-constexpr std::size_t kEntryOverhead = 32;
-}
-
 Seconds Record::expiration() const {
   if (!is_dictionary()) return value().expiration;
   Seconds latest = -std::numeric_limits<Seconds>::infinity();
@@ -17,14 +13,14 @@ Seconds Record::expiration() const {
 
 void Record::recount() {
   if (!is_dictionary()) {
-    footprint_ = kEntryOverhead + value().value.size();
+    footprint_ = entry_footprint(nullptr, value());
     earliest_ = value().expiration;
     return;
   }
   footprint_ = kEntryOverhead;
   earliest_ = std::numeric_limits<Seconds>::infinity();
   for (const auto& [subkey, v] : dictionary()) {
-    footprint_ += kEntryOverhead + subkey.size() + v.value.size();
+    footprint_ += entry_footprint(&subkey, v);
     earliest_ = std::min(earliest_, v.expiration);
   }
 }
@@ -68,7 +64,7 @@ bool Record::merge_subkey(const Bytes& subkey, const TimedValue& incoming) {
   auto& d = std::get<Dictionary>(content_);
   auto [it, inserted] = d.try_emplace(subkey, incoming);
   if (inserted) {
-    footprint_ += kEntryOverhead + subkey.size() + incoming.value.size();
+    footprint_ += entry_footprint(&subkey, incoming);
     earliest_ = std::min(earliest_, incoming.expiration);
     return true;
   }
@@ -87,10 +83,6 @@ void Record::merge(const Record& other) {
     return;
   }
   for (const auto& [subkey, v] : other.dictionary()) merge_subkey(subkey, v);
-}
-
-std::size_t entry_footprint(const Bytes* subkey, const TimedValue& value) {
-  return kEntryOverhead + (subkey ? subkey->size() : 0) + value.value.size();
 }
 
 Record make_record(const Bytes* subkey, TimedValue value) {

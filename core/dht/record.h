@@ -68,7 +68,13 @@ class Record {
 
 // Builds a record holding one value (plain when `subkey` is null).
 Record make_record(const Bytes* subkey, TimedValue value);
+
+// Footprints (for storage limits): a plain record is one entry; a dictionary is the overhead of one
+// entry plus each of its subkeys' entries.
+inline constexpr std::size_t kEntryOverhead = 32;
 // What one entry (a plain value, or one subkey of a dictionary) adds to a record's footprint.
-std::size_t entry_footprint(const Bytes* subkey, const TimedValue& value);
+inline std::size_t entry_footprint(const Bytes* subkey, const TimedValue& value) {
+  return kEntryOverhead + (subkey ? subkey->size() : 0) + value.value.size();
+}
 
 }  // namespace swarmlab::core::dht

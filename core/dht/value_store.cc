@@ -9,13 +9,12 @@ namespace {
 // The footprint `held` would have if `value` were accepted into it (checked before merging, so a
 // rejected store leaves the record untouched).
 std::size_t footprint_after(const Record& held, const Bytes* subkey, const TimedValue& value) {
-  if (!subkey || !held.is_dictionary()) return make_record(subkey, value).footprint();
-  const std::size_t now_bytes = held.footprint();
-  const Record single = make_record(subkey, value);
-  const std::size_t added = single.footprint() - Record(Dictionary{}).footprint();
+  const std::size_t entry = entry_footprint(subkey, value);
+  if (!subkey) return entry;                                   // a plain value replaces the record
+  if (!held.is_dictionary()) return kEntryOverhead + entry;  // a one-entry dictionary replaces it
   auto it = held.dictionary().find(*subkey);
-  if (it == held.dictionary().end()) return now_bytes + added;
-  return now_bytes - it->second.value.size() + value.value.size();
+  if (it == held.dictionary().end()) return held.footprint() + entry;
+  return held.footprint() - it->second.value.size() + value.value.size();
 }
 
 }  // namespace

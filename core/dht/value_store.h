@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/dht/config.h"
 #include "core/dht/node_id.h"
 #include "core/dht/publisher_ledger.h"
 #include "core/dht/record.h"
@@ -22,6 +23,11 @@ class ValueStore {
              PublisherLimits per_publisher = {})
       : max_keys_(max_keys), max_record_bytes_(max_record_bytes), max_bytes_(max_bytes),
         ledger_(per_publisher) {}
+  // The storage limits of a DHT node's configuration.
+  static ValueStore from(const DhtConfig& c) {
+    return ValueStore(c.max_stored_keys, c.max_record_bytes, c.max_stored_bytes,
+                      {c.max_stored_bytes_per_publisher, c.max_stored_entries_per_publisher});
+  }
 
   // Stores a plain value (subkey == nullptr) or one subkey of a dictionary, for `publisher` (the
   // peer that sent the store; nullopt: this node's own store, which no publisher limit bounds).

@@ -57,9 +57,7 @@ void BM_DhtValueStoreRepublish(benchmark::State& state) {
     subkeys.emplace_back(sub.begin(), sub.end());
   }
   const core::dht::NodeId progress = core::dht::NodeId::of_key("progress");
-  const core::dht::DhtConfig config;
-  core::dht::ValueStore store(config.max_stored_keys, config.max_record_bytes, config.max_stored_bytes,
-                              {config.max_stored_bytes_per_publisher, config.max_stored_entries_per_publisher});
+  core::dht::ValueStore store = core::dht::ValueStore::from(core::dht::DhtConfig{});
   const core::dht::Bytes value(64, 7);
   double now = 0;
   for (auto _ : state) {
