@@ -300,7 +300,8 @@ void load_averaging(Loader& L, const json& v, const std::string& path) {
                                     std::pair{"round_timeout_s", a.round_timeout_s}})
     if (value && !(*value > 0)) L.fail(f.path(name), "expected a positive timeout");
   if (const json* c = f.find("centered_clip")) {
-    const Fields cf(L, *c, f.path("centered_clip"), "a CenteredClip object", {"tau", "iterations"});
+    const Fields cf(L, *c, f.path("centered_clip"), "a CenteredClip object",
+                    {"tau", "iterations", "median_s_per_value", "iteration_s_per_value"});
     core::averaging::CenteredClip clip;
     if (const json* t = cf.find("tau")) {
       clip.tau = get_non_negative(L, *t, cf.path("tau"), "a clip radius");
@@ -308,6 +309,11 @@ void load_averaging(Loader& L, const json& v, const std::string& path) {
     }
     if (const json* i = cf.find("iterations"))
       clip.iterations = static_cast<std::uint32_t>(get_uint(L, *i, cf.path("iterations"), 1, 1000, "1 to 1000 iterations"));
+    for (auto [name, field] : {std::pair{"median_s_per_value", &a.clip_cost.clip_median_s_per_value},
+                               std::pair{"iteration_s_per_value", &a.clip_cost.clip_iteration_s_per_value}})
+      if (const json* x = cf.find(name))
+        *field = check_range(L, cf.path(name), get_non_negative(L, *x, cf.path(name), "seconds of CPU per value"), 0,
+                             1e-3, "s", "at most 1 ms of CPU per value");
     if (a.strategy == core::averaging::Strategy::HalvingDoubling)
       L.fail(f.path("centered_clip"), "expected no CenteredClip with strategy \"hd\" (halving-doubling never holds a block's "
                                       "contributions side by side); use ar, ps or ours");

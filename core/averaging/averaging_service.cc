@@ -15,7 +15,8 @@ void AveragingService::start_round(RoundPlan plan, std::span<float> values, Time
         // The round object is still on the call stack: destroy it once control returns to the loop.
         env_.schedule(0, [this, id] { rounds_.erase(id); });
         if (done) done(outcome);
-      });
+      },
+      cost_);
   ButterflyRound* r = round.get();
   rounds_.emplace(id, std::move(round));
   r->start();

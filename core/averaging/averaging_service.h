@@ -21,7 +21,9 @@ class AveragingService final : public Averager {
   // `limits` (optional, outliving the service): the bytes of early messages count against their
   // sender's budget; a sender over it is banned and everything kept for it is dropped
   // (core/peer_limits.h).
-  explicit AveragingService(Environment& env, PeerLimits* limits = nullptr) : env_(env), early_(limits) {}
+  // `cost`: the processor time its rounds charge for CenteredClip (ButterflyRound; zero live).
+  explicit AveragingService(Environment& env, PeerLimits* limits = nullptr, ReduceCost cost = {})
+      : env_(env), cost_(cost), early_(limits) {}
 
   // Starts this peer's side of a round (see ButterflyRound for `values`). `done` runs once.
   void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done) override;
@@ -36,6 +38,7 @@ class AveragingService final : public Averager {
 
  private:
   Environment& env_;
+  ReduceCost cost_;
   std::map<std::uint64_t, std::unique_ptr<ButterflyRound>> rounds_;
   std::set<std::uint64_t> finished_;
   EarlyMessages early_;

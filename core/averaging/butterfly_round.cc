@@ -34,8 +34,9 @@ void normalise(float* out, const float* sum, double inv, std::size_t n) {
 }
 }  // namespace
 
-ButterflyRound::ButterflyRound(Environment& env, RoundPlan plan, std::span<float> values, Timeouts timeouts, Done done)
-    : env_(env), plan_(std::move(plan)), values_(values), timeouts_(timeouts), done_(std::move(done)) {
+ButterflyRound::ButterflyRound(Environment& env, RoundPlan plan, std::span<float> values, Timeouts timeouts, Done done,
+                               ReduceCost cost)
+    : env_(env), plan_(std::move(plan)), values_(values), timeouts_(timeouts), done_(std::move(done)), cost_(cost) {
   plan_.validate();
   const auto me = plan_.index_of(env_.self());
   if (!me) throw std::invalid_argument("butterfly round: this peer is not a member of the plan");
@@ -47,6 +48,7 @@ ButterflyRound::ButterflyRound(Environment& env, RoundPlan plan, std::span<float
 
 ButterflyRound::~ButterflyRound() {
   env_.cancel(round_timer_);
+  for (TimerHandle h : pending_replies_) env_.cancel(h);
   for (auto& s : senders_) env_.cancel(s.watchdog);
   for (auto& r : reducers_) env_.cancel(r.watchdog);
 }
@@ -251,11 +253,14 @@ void ButterflyRound::finalize(std::uint32_t k) {
   PartAccumulator& acc = accumulators_[k];
   acc.finalized = true;
   ++finalized_parts_;
-  const std::uint64_t first = plan_.part_first(me_, k);
   const auto count = static_cast<std::uint32_t>(plan_.part_count(me_, k));
-  env_.trace("reduce", "part " + std::to_string(k) + " of round " + std::to_string(plan_.round_id), env_.now(),
-             env_.now());
-  if (acc.weight <= 0) return;  // every sender of this part was dropped: nothing to average
+  const Seconds cost = plan_.clip ? cost_.of_clip(count, acc.contributions, plan_.clip->iterations) : 0;
+  const Seconds begin = std::max(busy_until_, env_.now());
+  const std::string what = "part " + std::to_string(k) + " of round " + std::to_string(plan_.round_id);
+  if (acc.weight <= 0) {  // every sender of this part was dropped: nothing to average
+    env_.trace("reduce", what, env_.now(), env_.now());
+    return;
+  }
 
   std::vector<float> average;
   if (carries_values()) {
@@ -269,15 +274,37 @@ void ButterflyRound::finalize(std::uint32_t k) {
   h.weight = acc.weight;
   h.elements = count;
   h.codec = plan_.codec;
-  const Message reply = encode_part(h, average, !carries_values());
+  Message averaged = encode_part(h, average, !carries_values());
+  if (!(cost > 0)) {
+    env_.trace("reduce", what, env_.now(), env_.now());
+    reply(k, averaged);
+    return;
+  }
+  // The clip's processor time: parts are clipped one after another, each reply leaving when its
+  // clip is done. The values are computed now; only their departure waits.
+  busy_until_ = begin + cost;
+  env_.trace("reduce", what, begin, busy_until_);
+  pending_replies_.push_back(0);
+  const std::size_t slot = pending_replies_.size() - 1;
+  pending_replies_[slot] = env_.schedule_at(busy_until_, [this, k, slot, averaged = std::move(averaged)] {
+    pending_replies_[slot] = 0;
+    reply(k, averaged);
+    maybe_finish();
+  });
+}
+
+void ButterflyRound::reply(std::uint32_t k, const Message& averaged) {
+  accumulators_[k].replied = true;
   for (std::size_t s = 0; s < plan_.size(); ++s) {
     if (s == me_ || !plan_.sends(s) || senders_[s].dropped) continue;
-    env_.send(plan_.members[s], reply);
+    env_.send(plan_.members[s], averaged);
   }
   if (plan_.sends(me_)) {
     // Keep what the other members receive, the wire's rounding included, so that every member
     // ends the round with bit-identical values (docs/interpretations.md §25).
-    if (carries_values()) codec::decode(plan_.codec, decode_part(reply).payload, values_.subspan(first, count));
+    const std::uint64_t first = plan_.part_first(me_, k);
+    const std::uint64_t count = plan_.part_count(me_, k);
+    if (carries_values()) codec::decode(plan_.codec, decode_part(averaged).payload, values_.subspan(first, count));
     averaged_elements_ += count;
   }
 }
@@ -344,7 +371,12 @@ void ButterflyRound::set_pacing(bool on) {
     if (j != me_ && plan_.pace(me_, j) > 0) env_.set_pacing(plan_.members[j], on ? plan_.pace(me_, j) : 0);
 }
 
-bool ButterflyRound::reducer_role_done() const { return finalized_parts_ == my_parts_; }
+bool ButterflyRound::reducer_role_done() const {
+  if (finalized_parts_ != my_parts_) return false;
+  for (TimerHandle h : pending_replies_)
+    if (h) return false;
+  return true;
+}
 
 bool ButterflyRound::sender_role_done() const {
   if (!plan_.sends(me_)) return true;
@@ -378,7 +410,7 @@ void ButterflyRound::finish(bool completed) {
     out.fraction_averaged = plan_.length() ? static_cast<double>(averaged_elements_) / static_cast<double>(plan_.length()) : 1.0;
   } else {
     std::uint32_t averaged = 0;
-    for (const auto& acc : accumulators_) averaged += (acc.finalized && acc.weight > 0) ? 1 : 0;
+    for (const auto& acc : accumulators_) averaged += acc.replied ? 1 : 0;
     out.fraction_averaged = my_parts_ ? static_cast<double>(averaged) / my_parts_ : 1.0;
   }
   for (std::size_t i = 0; i < plan_.size(); ++i) {
@@ -388,6 +420,8 @@ void ButterflyRound::finish(bool completed) {
     const bool whole = i == me_ ? reducer_role_done() : !reducers_.empty() && reducers_[i].received == plan_.parts_in_span(i);
     if (!whole) out.unaveraged_spans.push_back(plan_.members[i]);
   }
+  // A round that failed drops the replies still waiting for the processor.
+  for (TimerHandle& h : pending_replies_) env_.cancel(std::exchange(h, 0));
   env_.trace("averaging", "round " + std::to_string(plan_.round_id) + (completed ? "" : " (failed)"), started_at_,
              env_.now());
   Done done = std::move(done_);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/averaging/part_message.h"
+#include "core/averaging/reduce_cost.h"
 #include "core/averaging/round_plan.h"
 #include "core/env.h"
 
@@ -53,7 +54,10 @@ class ButterflyRound {
 
   // `values` is this peer's vector (plan.length() floats) when the round carries real values, and
   // empty for a sizes-only simulation. Averaged values are written into it as they arrive.
-  ButterflyRound(Environment& env, RoundPlan plan, std::span<float> values, Timeouts timeouts, Done done);
+  // `cost`: with plan.clip, each clipped part's reply leaves only after the reducer's processor
+  // has spent cost.of_clip on it, one part after another (zero live: the real clip takes its time).
+  ButterflyRound(Environment& env, RoundPlan plan, std::span<float> values, Timeouts timeouts, Done done,
+                 ReduceCost cost = {});
   ~ButterflyRound();
   ButterflyRound(const ButterflyRound&) = delete;
   ButterflyRound& operator=(const ButterflyRound&) = delete;
@@ -72,6 +76,7 @@ class ButterflyRound {
     double weight = 0;             // Σ weights of senders included so far
     std::uint32_t contributions = 0;
     bool finalized = false;
+    bool replied = false;          // its average went out (after the clip's time, with a ReduceCost)
     // With plan.clip: each contribution kept whole until the part is finalized, with its member
     // index and weight (CenteredClip needs them all; the weighted mean needs only the sum).
     std::vector<float> rows;
@@ -95,6 +100,8 @@ class ButterflyRound {
   void on_averaged(std::size_t reducer, const DecodedPart& part);
   void try_finalize(std::uint32_t part);
   void finalize(std::uint32_t part);
+  // Sends part k's average to the senders and keeps it as this member's own.
+  void reply(std::uint32_t part, const Message& averaged);
   void drop_sender(std::size_t sender);
   void drop_reducer(std::size_t reducer);
   void arm_sender_watchdog(std::size_t sender);
@@ -117,6 +124,7 @@ class ButterflyRound {
   std::span<float> values_;
   Timeouts timeouts_;
   Done done_;
+  ReduceCost cost_;
   std::size_t me_ = 0;
   bool started_ = false;
   bool finished_ = false;
@@ -127,6 +135,9 @@ class ButterflyRound {
   // Reducer side.
   std::uint32_t my_parts_ = 0;
   std::uint32_t finalized_parts_ = 0;
+  // Clipped parts whose reply waits for the processor (ReduceCost), and when it is next free.
+  std::vector<TimerHandle> pending_replies_;
+  Seconds busy_until_ = 0;
   std::vector<PartAccumulator> accumulators_;
   std::vector<float> sums_;               // weighted sums over my span (real values, no clip)
   std::uint64_t clipped_ = 0;             // contributions CenteredClip clipped, over my parts

@@ -61,7 +61,7 @@ CollaborativePeer::CollaborativePeer(Environment& env, CollaborativePeerConfig c
     if (config_.strategy == averaging::Strategy::HalvingDoubling)
       averager_ = std::make_unique<allreduce::HalvingDoublingAverager>(env_, limits_.get());
     else
-      averager_ = std::make_unique<averaging::AveragingService>(env_, limits_.get());
+      averager_ = std::make_unique<averaging::AveragingService>(env_, limits_.get(), config_.reduce_cost);
   }
   if (!config_.roles_cache) config_.roles_cache = std::make_shared<averaging::RolesCache>();
   if (!config_.group_inputs) config_.group_inputs = std::make_shared<GroupInputCache>();

@@ -66,6 +66,9 @@ struct CollaborativePeerConfig {
   // Robust aggregation: this peer reduces its spans with CenteredClip (docs/trust.md §3). Every
   // member of a collaboration must agree on it, as on the codec.
   std::optional<averaging::CenteredClip> clip;
+  // The processor time the clip is charged where time is simulated; zero live (the real clip
+  // takes its own time).
+  averaging::ReduceCost reduce_cost;
   std::optional<PeerId> parameter_server;  // ParameterServer: this peer serves whenever it is a member
   RoundTimeoutBounds timeouts;             // bounds of the adaptive timeouts (round_timeouts.h)
   planner::PeerCapacity capacity;          // what this peer announces; compute_sps > 0: it trains

@@ -25,7 +25,8 @@ constexpr double kRecordSkew = 0.01;
 
 class RoundReplay::PeerAverager final : public core::averaging::Averager {
  public:
-  PeerAverager(RoundReplay& replay, core::Environment& env) : replay_(replay), env_(env), inner_(env) {}
+  PeerAverager(RoundReplay& replay, core::Environment& env, core::averaging::ReduceCost cost)
+      : replay_(replay), env_(env), inner_(env, nullptr, cost) {}
 
   void start_round(RoundPlan plan, std::span<float> values, Timeouts timeouts, ButterflyRound::Done done) override {
     replay_.start(*this, std::move(plan), values, timeouts, std::move(done));
@@ -55,8 +56,9 @@ RoundReplay::RoundReplay(SimWorld& world, std::function<LinkSpec(PeerId)> link_o
 
 RoundReplay::~RoundReplay() { *alive_ = false; }
 
-std::unique_ptr<core::averaging::Averager> RoundReplay::averager(core::Environment& env) {
-  return std::make_unique<PeerAverager>(*this, env);
+std::unique_ptr<core::averaging::Averager> RoundReplay::averager(core::Environment& env,
+                                                                  core::averaging::ReduceCost cost) {
+  return std::make_unique<PeerAverager>(*this, env, cost);
 }
 
 std::vector<std::uint8_t> RoundReplay::head_of(const RoundPlan& plan, std::vector<std::size_t>& order) const {

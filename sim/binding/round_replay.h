@@ -79,8 +79,9 @@ class RoundReplay {
     return strategy != core::averaging::Strategy::HalvingDoubling;
   }
 
-  // The averager of the peer living in `env` (a SimWorld environment).
-  std::unique_ptr<core::averaging::Averager> averager(core::Environment& env);
+  // The averager of the peer living in `env` (a SimWorld environment); the rounds it simulates
+  // charge `cost` for CenteredClip, as the peer's own AveragingService would.
+  std::unique_ptr<core::averaging::Averager> averager(core::Environment& env, core::averaging::ReduceCost cost = {});
 
   // What the network does not say but a replay must know: a peer went down; a state download
   // from `provider` to `downloader` began or ended (it loads both ends' links: no round of

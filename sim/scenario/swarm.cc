@@ -150,7 +150,7 @@ void SimSwarm::bring_up(PeerId i) {
   lo.instant = options_.averaging_only;
   if (options_.values) lo.values = options_.values(i);
   parts.learner = std::make_unique<VirtualLearner>(env, std::move(lo));
-  if (replay_) parts.averager = replay_->averager(env);
+  if (replay_) parts.averager = replay_->averager(env, config.reduce_cost);
   peers_[i] = std::make_unique<CollaborativePeer>(env, std::move(config), std::move(parts), events_for(i));
   std::vector<PeerId> bootstrap;
   for (PeerId j = 0; j < size() && bootstrap.empty(); ++j)

@@ -109,6 +109,19 @@ TEST(ScenarioLoader, CenteredClipTakesItsRadiusAndDefaultIterations) {
   ASSERT_TRUE(s.averaging.centered_clip.has_value());
   EXPECT_EQ(s.averaging.centered_clip->tau, 0.25);
   EXPECT_EQ(s.averaging.centered_clip->iterations, 20u);
+  // The simulated processor time of the clip defaults to the measured one (docs/trust.md §3).
+  EXPECT_EQ(s.averaging.clip_cost.clip_median_s_per_value, 2.82e-9);
+  EXPECT_EQ(s.averaging.clip_cost.clip_iteration_s_per_value, 0.692e-9);
+}
+
+TEST(ScenarioLoader, CenteredClipTakesItsProcessorTime) {
+  const Scenario s = parse_scenario(
+      R"({"name": "clip", "workload": {"model": "m", "parameters": 1, "target_batch": 1},
+          "peers": [{"name": "solo", "compute_sps": 1, "bandwidth_bps": 1000}],
+          "averaging": {"centered_clip": {"median_s_per_value": 1e-8, "iteration_s_per_value": 0}}})",
+      "clip.json");
+  EXPECT_EQ(s.averaging.clip_cost.clip_median_s_per_value, 1e-8);
+  EXPECT_EQ(s.averaging.clip_cost.clip_iteration_s_per_value, 0.0);
 }
 
 TEST(ScenarioLoader, CountOfOneStillSuffixes) {

@@ -141,6 +141,73 @@ TEST(CenteredClipRound, EveryMemberEndsWithTheSameClippedAggregate) {
   }
 }
 
+// The clip's processor time where time is simulated (core/averaging/reduce_cost.h): every reducer
+// clips its parts one after another, and each averaged part leaves when its clip is done. The
+// values are those of a round that charges nothing.
+TEST(CenteredClipRound, EachReplyWaitsForItsClipAndTheValuesDoNotChange) {
+  const std::size_t n = 4, length = 4'096;  // 1,024 elements per span, 4 parts of 256 (1 KiB)
+  const ReduceCost cost{1e-6, 1e-7};
+  const CenteredClip clip{1.0, 10};
+  // Per part: 256 elements × 4 contributions × (1 µs + 10 × 0.1 µs) = 2.048 ms.
+  const Seconds per_part = cost.of_clip(256, n, clip.iterations);
+  ASSERT_NEAR(per_part, 2.048e-3, 1e-12);
+  Rng rng(21);
+  std::vector<std::vector<float>> values(n, std::vector<float>(length));
+  for (auto& v : values)
+    for (auto& x : v) x = static_cast<float>(rng.normal());
+
+  std::vector<std::vector<float>> result[2];
+  Seconds finished[2] = {0, 0};
+  for (const int charged : {0, 1}) {
+    Swarm swarm(uniform_links(n, 1e9, 0.0), charged ? cost : ReduceCost{});
+    result[charged] = values;
+    RoundPlan plan = plan_for(std::vector<double>(n, 1.0), std::vector<double>(n, 1.0 / n), length,
+                              codec::Codec::Fp32, 1024);
+    plan.clip = clip;
+    ASSERT_EQ(plan.parts_in_span(0), 4u);
+    swarm.start(plan, &result[charged]);
+    swarm.world->run();
+    ASSERT_EQ(swarm.outcomes.size(), n);
+    for (const auto& o : swarm.outcomes) {
+      EXPECT_TRUE(o.completed);
+      EXPECT_DOUBLE_EQ(o.fraction_averaged, 1.0);
+      finished[charged] = std::max(finished[charged], o.finished);
+    }
+  }
+  EXPECT_EQ(result[1], result[0]);
+  // The network part of the round takes well under a millisecond at 1 Gb/s; each reducer's four
+  // clips take 8.2 ms back to back, and overlap the network only while the last parts arrive.
+  EXPECT_LT(finished[0], 1e-3);
+  EXPECT_GE(finished[1], 4 * per_part);
+  EXPECT_LE(finished[1], 4 * per_part + finished[0]);
+}
+
+TEST(CenteredClipRound, ARoundThatTimesOutWhileClippingSendsNothingMore) {
+  // The clips take longer than the round is given: every member fails the round with its own
+  // span unaveraged, and no reply leaves after it (the memory world runs dry without a send to a
+  // round that is gone).
+  const std::size_t n = 4, length = 4'096;
+  const ReduceCost cost{1e-5, 0};  // 10.24 ms per part of 256 elements × 4 contributions
+  Swarm swarm(uniform_links(n, 1e9, 0.0), cost);
+  std::vector<std::vector<float>> values(n, std::vector<float>(length, 1.0f));
+  RoundPlan plan = plan_for(std::vector<double>(n, 1.0), std::vector<double>(n, 1.0 / n), length,
+                            codec::Codec::Fp32, 1024);
+  plan.clip = CenteredClip{1.0, 1};
+  Timeouts timeouts;
+  timeouts.round = 0.015;  // the first part's reply leaves at about 10 ms, the second at 20 ms
+  swarm.start(plan, &values, timeouts);
+  swarm.world->run();
+  ASSERT_EQ(swarm.outcomes.size(), n);
+  for (std::size_t m = 0; m < n; ++m) {
+    const RoundOutcome& o = swarm.outcomes[m];
+    EXPECT_FALSE(o.completed);
+    // One part of four came back from every reducer, its own included.
+    EXPECT_DOUBLE_EQ(o.fraction_averaged, 0.25);
+    EXPECT_EQ(o.unaveraged_spans.size(), n);
+  }
+  for (const auto& s : swarm.services) EXPECT_EQ(s->dropped_messages() + s->malformed_messages(), 0u);
+}
+
 TEST(CenteredClipRound, AMemberSendingNaNsIsLeftOutOfEveryPart) {
   // With the mean, one NaN poisons the whole round; with the clip, every part leaves it out.
   const std::size_t n = 5, length = 1'000;

@@ -23,11 +23,12 @@ struct Swarm {
   std::vector<RoundOutcome> outcomes;
   std::vector<PeerId> finished_peers;
 
-  explicit Swarm(std::vector<PeerSpec> peers) {
+  // `cost`: what every peer's rounds charge for CenteredClip (core/averaging/reduce_cost.h).
+  explicit Swarm(std::vector<PeerSpec> peers, ReduceCost cost = {}) {
     const std::size_t n = peers.size();
     world = std::make_unique<MemoryWorld>(std::move(peers), 1);
     for (PeerId i = 0; i < n; ++i) {
-      services.push_back(std::make_unique<AveragingService>(world->env(i)));
+      services.push_back(std::make_unique<AveragingService>(world->env(i), nullptr, cost));
       muxes.push_back(std::make_unique<ServiceMux>());
       AveragingService* s = services.back().get();
       muxes.back()->add(ServiceId::Averaging, *s);
