@@ -48,7 +48,7 @@ ButterflyRound::ButterflyRound(Environment& env, RoundPlan plan, std::span<float
 
 ButterflyRound::~ButterflyRound() {
   env_.cancel(round_timer_);
-  for (TimerHandle h : pending_replies_) env_.cancel(h);
+  for (const auto& acc : accumulators_) env_.cancel(acc.reply_timer);
   for (auto& s : senders_) env_.cancel(s.watchdog);
   for (auto& r : reducers_) env_.cancel(r.watchdog);
 }
@@ -255,7 +255,6 @@ void ButterflyRound::finalize(std::uint32_t k) {
   ++finalized_parts_;
   const auto count = static_cast<std::uint32_t>(plan_.part_count(me_, k));
   const Seconds cost = plan_.clip ? cost_.of_clip(count, acc.contributions, plan_.clip->iterations) : 0;
-  const Seconds begin = std::max(busy_until_, env_.now());
   const std::string what = "part " + std::to_string(k) + " of round " + std::to_string(plan_.round_id);
   if (acc.weight <= 0) {  // every sender of this part was dropped: nothing to average
     env_.trace("reduce", what, env_.now(), env_.now());
@@ -282,19 +281,19 @@ void ButterflyRound::finalize(std::uint32_t k) {
   }
   // The clip's processor time: parts are clipped one after another, each reply leaving when its
   // clip is done. The values are computed now; only their departure waits.
+  const Seconds begin = std::max(busy_until_, env_.now());
   busy_until_ = begin + cost;
   env_.trace("reduce", what, begin, busy_until_);
-  pending_replies_.push_back(0);
-  const std::size_t slot = pending_replies_.size() - 1;
-  pending_replies_[slot] = env_.schedule_at(busy_until_, [this, k, slot, averaged = std::move(averaged)] {
-    pending_replies_[slot] = 0;
+  ++waiting_replies_;
+  acc.reply_timer = env_.schedule_at(busy_until_, [this, k, averaged = std::move(averaged)] {
+    accumulators_[k].reply_timer = 0;
+    --waiting_replies_;
     reply(k, averaged);
     maybe_finish();
   });
 }
 
 void ButterflyRound::reply(std::uint32_t k, const Message& averaged) {
-  accumulators_[k].replied = true;
   for (std::size_t s = 0; s < plan_.size(); ++s) {
     if (s == me_ || !plan_.sends(s) || senders_[s].dropped) continue;
     env_.send(plan_.members[s], averaged);
@@ -371,12 +370,7 @@ void ButterflyRound::set_pacing(bool on) {
     if (j != me_ && plan_.pace(me_, j) > 0) env_.set_pacing(plan_.members[j], on ? plan_.pace(me_, j) : 0);
 }
 
-bool ButterflyRound::reducer_role_done() const {
-  if (finalized_parts_ != my_parts_) return false;
-  for (TimerHandle h : pending_replies_)
-    if (h) return false;
-  return true;
-}
+bool ButterflyRound::reducer_role_done() const { return finalized_parts_ == my_parts_ && waiting_replies_ == 0; }
 
 bool ButterflyRound::sender_role_done() const {
   if (!plan_.sends(me_)) return true;
@@ -410,7 +404,7 @@ void ButterflyRound::finish(bool completed) {
     out.fraction_averaged = plan_.length() ? static_cast<double>(averaged_elements_) / static_cast<double>(plan_.length()) : 1.0;
   } else {
     std::uint32_t averaged = 0;
-    for (const auto& acc : accumulators_) averaged += acc.replied ? 1 : 0;
+    for (const auto& acc : accumulators_) averaged += (acc.finalized && acc.weight > 0 && !acc.reply_timer) ? 1 : 0;
     out.fraction_averaged = my_parts_ ? static_cast<double>(averaged) / my_parts_ : 1.0;
   }
   for (std::size_t i = 0; i < plan_.size(); ++i) {
@@ -420,8 +414,8 @@ void ButterflyRound::finish(bool completed) {
     const bool whole = i == me_ ? reducer_role_done() : !reducers_.empty() && reducers_[i].received == plan_.parts_in_span(i);
     if (!whole) out.unaveraged_spans.push_back(plan_.members[i]);
   }
-  // A round that failed drops the replies still waiting for the processor.
-  for (TimerHandle& h : pending_replies_) env_.cancel(std::exchange(h, 0));
+  // A round that failed drops the averages still waiting for the processor.
+  for (auto& acc : accumulators_) env_.cancel(std::exchange(acc.reply_timer, 0));
   env_.trace("averaging", "round " + std::to_string(plan_.round_id) + (completed ? "" : " (failed)"), started_at_,
              env_.now());
   Done done = std::move(done_);

@@ -76,7 +76,7 @@ class ButterflyRound {
     double weight = 0;             // Σ weights of senders included so far
     std::uint32_t contributions = 0;
     bool finalized = false;
-    bool replied = false;          // its average went out (after the clip's time, with a ReduceCost)
+    TimerHandle reply_timer = 0;   // with a ReduceCost: its average waits for the clip's time
     // With plan.clip: each contribution kept whole until the part is finalized, with its member
     // index and weight (CenteredClip needs them all; the weighted mean needs only the sum).
     std::vector<float> rows;
@@ -135,8 +135,8 @@ class ButterflyRound {
   // Reducer side.
   std::uint32_t my_parts_ = 0;
   std::uint32_t finalized_parts_ = 0;
-  // Clipped parts whose reply waits for the processor (ReduceCost), and when it is next free.
-  std::vector<TimerHandle> pending_replies_;
+  // Clipped parts whose average waits for the processor (ReduceCost), and when it is next free.
+  std::uint32_t waiting_replies_ = 0;
   Seconds busy_until_ = 0;
   std::vector<PartAccumulator> accumulators_;
   std::vector<float> sums_;               // weighted sums over my span (real values, no clip)

@@ -29,7 +29,7 @@ core::training::CollaborativePeerConfig common_config(const scenarios::Scenario&
   c.codec = sc.workload.wire_precision;
   c.part_bytes = sc.averaging.part_bytes;
   c.clip = sc.averaging.centered_clip;
-  if (c.clip) c.reduce_cost = sc.averaging.clip_cost;
+  c.reduce_cost = sc.averaging.clip_cost;  // charged only by rounds that clip
   c.strategy = sc.averaging.strategy;
   if (sc.averaging.ps_peer) c.parameter_server = static_cast<core::PeerId>(*sc.averaging.ps_peer);
   c.timeouts = scenario_timeout_bounds(sc);
